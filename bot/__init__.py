@@ -1,0 +1,1 @@
+"""Mock-interview Telegram bot: questions, grading, daily questions, group rounds."""

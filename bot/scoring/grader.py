@@ -1,0 +1,306 @@
+"""Grades a free-text answer against one bank question.
+
+The grade combines three signals (see README, "How grading works"):
+- key-point coverage: every answer sentence is compared with every key point (in both languages);
+  a point is covered by its best-matching sentence, helped by the point's identifiers (`terms`);
+- overall similarity of the whole answer to the model answer;
+- pitfalls: a sentence close to a documented wrong claim is flagged unless its polarity is the
+  opposite of the claim's ("eval() does NOT disable gradients") or it sits closer to the correction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bot.content.schema import Question
+from bot.scoring.encoder import Encoder
+from bot.scoring.text import (
+    detect_language,
+    is_dont_know,
+    mentions,
+    normalize,
+    overlap,
+    polarity,
+    split_units,
+    stems,
+    words,
+)
+
+# Thresholds on cosine similarity for all-MiniLM-L6-v2; see README for how they were chosen.
+POINT_FLOOR = 0.30  # below this a sentence gives a key point no credit
+POINT_FULL = 0.62  # at or above this a sentence gives full credit
+POINT_COVERED = 0.50  # credit needed to list a point as covered
+TERM_BONUS = 0.18  # an identifier of the point appearing in the answer
+HOLISTIC_FLOOR = 0.25
+HOLISTIC_FULL = 0.75
+PITFALL_THRESHOLD = 0.70
+PITFALL_MARGIN = 0.03  # a sentence this much closer to the correction than the claim is not a hit
+PITFALL_PENALTY = 0.15
+OFF_TOPIC_RELEVANCE = 0.28
+OFF_TOPIC_CAP = 1.0
+OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
+COVERAGE_WEIGHT = 0.7
+
+
+@dataclass(frozen=True)
+class PointResult:
+    id: str
+    covered: bool
+    credit: float
+    evidence: str | None
+
+
+@dataclass(frozen=True)
+class PitfallHit:
+    id: str
+    similarity: float
+    evidence: str
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    question_id: str
+    language: str
+    score: float
+    verdict: str
+    points: list[PointResult] = field(default_factory=list)
+    pitfalls: list[PitfallHit] = field(default_factory=list)
+    similarity: float = 0.0
+    relevance: float = 0.0
+
+    @property
+    def covered(self) -> list[str]:
+        return [p.id for p in self.points if p.covered]
+
+    @property
+    def missed(self) -> list[str]:
+        return [p.id for p in self.points if not p.covered]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "question_id": self.question_id,
+            "score": self.score,
+            "verdict": self.verdict,
+            "covered": self.covered,
+            "missed": self.missed,
+            "pitfalls": [asdict(p) for p in self.pitfalls],
+            "language": self.language,
+            "similarity": round(self.similarity, 3),
+            "relevance": round(self.relevance, 3),
+            "evidence": {p.id: p.evidence for p in self.points if p.covered},
+        }
+
+
+def verdict_for(score: float) -> str:
+    if score >= 8.5:
+        return "excellent"
+    if score >= 7.0:
+        return "good"
+    if score >= 4.0:
+        return "partial"
+    if score > 0:
+        return "weak"
+    return "no-answer"
+
+
+def _question_texts(question: Question) -> list[str]:
+    texts = [question.question.ru, question.question.en, question.answer.ru, question.answer.en]
+    for point in question.key_points:
+        texts += [point.ru, point.en, *point.terms]
+    for pitfall in question.pitfalls:
+        texts += [pitfall.claim.ru, pitfall.claim.en, pitfall.correction.ru, pitfall.correction.en]
+    return texts
+
+
+def _ramp(value: float, low: float, high: float) -> float:
+    return float(np.clip((value - low) / (high - low), 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class _QuestionVectors:
+    points: np.ndarray  # (2, k, d): languages x key points
+    claims: np.ndarray  # (2, p, d)
+    corrections: np.ndarray  # (2, p, d)
+    context: np.ndarray  # (4, d): model answer ru/en, question ru/en
+    vocabulary: frozenset[str]  # word stems of every text of the question
+
+
+class Grader:
+    """Stateless apart from cached bank vectors; call from one worker thread.
+
+    Similarities are calibrated per language pair: the model gives unrelated Russian texts a far
+    higher cosine than unrelated English ones, so each raw cosine is rescaled so that "unrelated"
+    (the mean similarity between key points of different bank questions) means the same for
+    ru-ru, ru-en and en-en, and 1.0 stays 1.0.
+    """
+
+    def __init__(self, encoder: Encoder, calibration: list[Question] | None = None):
+        self.encoder = encoder
+        self._vectors: dict[str, _QuestionVectors] = {}
+        self._calibration = calibration or []
+        self._baseline: np.ndarray | None = None  # (unit language, reference language)
+
+    def baseline(self) -> np.ndarray:
+        if self._baseline is None:
+            self._baseline = self._estimate_baseline()
+        return self._baseline
+
+    def _estimate_baseline(self) -> np.ndarray:
+        owners = [i for i, q in enumerate(self._calibration) for _ in q.key_points]
+        if len(set(owners)) < 2:
+            return np.full((2, 2), 0.1, dtype=np.float32)
+        ru = self.encoder.encode([k.ru for q in self._calibration for k in q.key_points], True)
+        en = self.encoder.encode([k.en for q in self._calibration for k in q.key_points], True)
+        owner = np.array(owners)
+        different = owner[:, None] != owner[None, :]
+        pairs = {(0, 0): ru @ ru.T, (0, 1): ru @ en.T, (1, 0): en @ ru.T, (1, 1): en @ en.T}
+        table = np.zeros((2, 2), dtype=np.float32)
+        for (a, b), sims in pairs.items():
+            table[a, b] = float(np.mean(sims[different]))
+        return table
+
+    def _calibrate(
+        self, sims: np.ndarray, unit_langs: np.ndarray, ref_langs: np.ndarray
+    ) -> np.ndarray:
+        """sims: (..., units, refs). Rescale each cosine by its language pair's baseline."""
+        table = self.baseline()
+        base = table[unit_langs[:, None], ref_langs[None, :]]
+        target = table[1, 1]
+        return (sims - base) / (1.0 - base) * (1.0 - target) + target
+
+    def _encode_pair(self, items: list[tuple[str, str]]) -> np.ndarray:
+        ru = self.encoder.encode([r for r, _ in items], remember=True)
+        en = self.encoder.encode([e for _, e in items], remember=True)
+        return np.stack([ru, en])
+
+    def vectors(self, question: Question) -> _QuestionVectors:
+        cached = self._vectors.get(question.id)
+        if cached is None:
+            cached = _QuestionVectors(
+                points=self._encode_pair([(k.ru, k.en) for k in question.key_points]),
+                claims=self._encode_pair([(p.claim.ru, p.claim.en) for p in question.pitfalls]),
+                corrections=self._encode_pair(
+                    [(p.correction.ru, p.correction.en) for p in question.pitfalls]
+                ),
+                context=self.encoder.encode(
+                    [
+                        question.answer.ru,
+                        question.answer.en,
+                        question.question.ru,
+                        question.question.en,
+                    ],
+                    remember=True,
+                ),
+                vocabulary=frozenset(stems(" ".join(_question_texts(question)))),
+            )
+            self._vectors[question.id] = cached
+        return cached
+
+    def warm(self, questions: list[Question]) -> None:
+        for question in questions:
+            self.vectors(question)
+
+    def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:
+        text = normalize(answer)
+        language = lang or detect_language(text)
+        if is_dont_know(text) or not words(text):
+            return GradeResult(
+                question_id=question.id,
+                language=language,
+                score=0.0,
+                verdict="no-answer",
+                points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
+            )
+
+        qv = self.vectors(question)
+        units = split_units(text)
+        unit_vectors = self.encoder.encode(units)
+        unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
+
+        def sims(refs: np.ndarray) -> np.ndarray:
+            """(units, n) calibrated, max over the two languages of each reference."""
+            per_lang = [
+                self._calibrate(
+                    unit_vectors @ refs[lang].T, unit_langs, np.full(refs.shape[1], lang)
+                )
+                for lang in (0, 1)
+            ]
+            return np.maximum(per_lang[0], per_lang[1])
+
+        pitfalls = self._pitfalls(question, units, sims(qv.claims), sims(qv.corrections))
+        wrong_units = [units.index(p.evidence) for p in pitfalls]
+
+        # Best sentence per key point, over both languages of the point. A sentence that states
+        # a misconception earns no credit, however close its words are to a key point.
+        point_sims = sims(qv.points)  # (units, key points)
+        point_sims[wrong_units, :] = -1.0
+        points: list[PointResult] = []
+        credits: list[float] = []
+        for index, point in enumerate(question.key_points):
+            best_unit = int(np.argmax(point_sims[:, index]))
+            sim = float(point_sims[best_unit, index])
+            if any(mentions(text, term) for term in point.terms):
+                sim += TERM_BONUS
+            credit = _ramp(sim, POINT_FLOOR, POINT_FULL)
+            covered = credit >= _ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
+            credits.append(credit * point.weight)
+            points.append(
+                PointResult(
+                    point.id, covered, round(credit, 3), units[best_unit] if covered else None
+                )
+            )
+        coverage = sum(credits) / sum(k.weight for k in question.key_points)
+
+        context_sims = self._calibrate(
+            (unit_vectors[-1:] @ qv.context.T), unit_langs[-1:], np.array([0, 1, 0, 1])
+        )[0]
+        similarity = float(max(context_sims[0], context_sims[1]))
+        relevance = max(float(np.max(context_sims)), float(np.max(point_sims)))
+        holistic = _ramp(similarity, HOLISTIC_FLOOR, HOLISTIC_FULL)
+
+        raw = COVERAGE_WEIGHT * coverage + (1 - COVERAGE_WEIGHT) * holistic
+        raw -= PITFALL_PENALTY * len(pitfalls)
+        score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
+        has_terms = any(mentions(text, t) for k in question.key_points for t in k.terms)
+        lexical = overlap(text, set(qv.vocabulary))
+        off_topic = not has_terms and (
+            relevance < OFF_TOPIC_RELEVANCE or lexical < OFF_TOPIC_OVERLAP
+        )
+        if off_topic:
+            score = min(score, OFF_TOPIC_CAP)
+            points = [PointResult(p.id, False, 0.0, None) for p in points]
+            pitfalls = []
+        return GradeResult(
+            question_id=question.id,
+            language=language,
+            score=score,
+            verdict="off-topic" if off_topic else verdict_for(score),
+            points=points,
+            pitfalls=pitfalls,
+            similarity=similarity,
+            relevance=relevance,
+        )
+
+    def _pitfalls(
+        self, question: Question, units: list[str], claim_sims: np.ndarray, fix_sims: np.ndarray
+    ) -> list[PitfallHit]:
+        hits: list[PitfallHit] = []
+        # The whole answer (the last unit) mixes every statement: judge pitfalls per sentence.
+        candidates = len(units) - 1 if len(units) > 1 else len(units)
+        for index, pitfall in enumerate(question.pitfalls):
+            for unit_index in np.argsort(-claim_sims[:candidates, index]):
+                sim = float(claim_sims[unit_index, index])
+                if sim < PITFALL_THRESHOLD:
+                    break
+                unit = units[unit_index]
+                claim_text = pitfall.claim.ru if detect_language(unit) == "ru" else pitfall.claim.en
+                # The closest statement decides the stance; its clauses do not get a second try.
+                if polarity(unit) != polarity(claim_text):
+                    break  # the sentence denies the misconception
+                if float(fix_sims[unit_index, index]) > sim + PITFALL_MARGIN:
+                    break  # closer to the correct statement than to the wrong one
+                hits.append(PitfallHit(pitfall.id, round(sim, 3), unit))
+                break
+        return hits

@@ -1,0 +1,123 @@
+"""Plain-text helpers for grading: language, sentence units, negation, identifiers."""
+
+from __future__ import annotations
+
+import re
+
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN = re.compile(r"[a-z]", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=:)\s+(?=[-•*])")
+_CLAUSE_SPLIT = re.compile(
+    r",\s+(?=(?:but|while|whereas|although|so|because|а|но|однако|зато|хотя|поэтому|потому)\b)"
+    r"|\s+(?=(?:but|however|но|однако)\b)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[\w.()\[\]_]+", re.UNICODE)
+
+# "I don't know" in the forms people type; matched only against short answers.
+_DONT_KNOW = re.compile(
+    r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*know|no\s+idea|idk|not\s+sure|no\s+clue|pass|"
+    r"не\s*знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|не\s+помню|затрудняюсь|пас)\b",
+    re.IGNORECASE,
+)
+
+# Words that flip the polarity of a statement; counted by parity.
+_NEGATORS = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|nothing|none|cannot|isn't|aren't|doesn't|don't|"
+    r"didn't|won't|can't|shouldn't|wasn't|weren't|hasn't|haven't|"
+    r"doesnt|dont|didnt|isnt|arent|cant|wont|shouldnt|wasnt|"
+    r"не|нет|ни|никогда|без|ничего|нельзя)\b|n't\b",
+    re.IGNORECASE,
+)
+# Markers that say the sentence rejects a statement ("that's a myth").
+_REJECTION = re.compile(
+    r"\b(?:myth|misconception|wrong|false|incorrect|mistake|common\s+error|"
+    r"миф|заблуждение|неверно|неправда|ошибочно|ошибка\s+думать|путают)\b",
+    re.IGNORECASE,
+)
+
+
+def detect_language(text: str) -> str:
+    """'ru' when Cyrillic letters dominate, else 'en'."""
+    cyr = len(_CYRILLIC.findall(text))
+    lat = len(_LATIN.findall(text))
+    return "ru" if cyr > 0 and cyr >= lat * 0.5 else "en"
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("\u00a0", " ")).strip()
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def is_dont_know(text: str) -> bool:
+    """A short answer whose substance is "I don't know"."""
+    clean = normalize(text)
+    if not clean or set(clean) <= set("?!.-… "):
+        return True
+    return len(words(clean)) <= 6 and bool(_DONT_KNOW.search(clean))
+
+
+def split_units(text: str, limit: int = 48) -> list[str]:
+    """Sentences, plus the clauses of sentences that contrast two statements."""
+    units: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        sentence = normalize(sentence).lstrip("-•* ")
+        if len(words(sentence)) < 2:
+            continue
+        units.append(sentence)
+        clauses = [normalize(c) for c in _CLAUSE_SPLIT.split(sentence)]
+        clauses = [c for c in clauses if len(words(c)) >= 3]
+        if len(clauses) > 1:
+            units.extend(clauses)
+    whole = normalize(text)
+    if whole and whole not in units:
+        units.append(whole)
+    return units[:limit]
+
+
+def polarity(text: str) -> int:
+    """+1 for an affirmative statement, -1 for a negated or rejected one."""
+    flips = len(_NEGATORS.findall(text)) + len(_REJECTION.findall(text))
+    return -1 if flips % 2 else 1
+
+
+def mentions(text: str, term: str) -> bool:
+    """Whether an identifier (an API name) appears in the text, case-insensitively."""
+    core = term.strip().strip("`").rstrip("()").lower()
+    if not core:
+        return False
+    haystack = text.lower().replace("`", "")
+    pattern = r"(?<![\w])" + re.escape(core) + r"(?![\w])"
+    if re.search(pattern, haystack):
+        return True
+    # "optimizer.zero_grad()" is also signalled by "opt.zero_grad" or "zero_grad()": the last
+    # dotted part counts when it still looks like code (an underscore, a call, or a dot before),
+    # so "self.training" is not matched by the plain word "training".
+    tail = core.rsplit(".", 1)[-1]
+    if tail == core or len(tail) < 4:
+        return False
+    word = re.escape(tail)
+    if "_" in tail:
+        return re.search(r"(?<![\w])" + word + r"(?![\w])", haystack) is not None
+    return re.search(r"\." + word + r"(?![\w])|(?<![\w])" + word + r"\(", haystack) is not None
+
+
+_STEM_WORD = re.compile(r"[a-zа-яё_]{4,}", re.IGNORECASE)
+
+
+def stems(text: str) -> set[str]:
+    """Crude stems (first five letters of words of four letters or more), for word overlap.
+
+    Enough to tell whether an answer talks about the question's subject at all, in any language,
+    where the English embedding model sees any two Russian texts as somewhat alike.
+    """
+    return {w.lower()[:5] for w in _STEM_WORD.findall(text)}
+
+
+def overlap(answer: str, vocabulary: set[str]) -> float:
+    """Share of the answer's stems that occur in the question's vocabulary."""
+    own = stems(answer)
+    return len(own & vocabulary) / len(own) if own else 0.0

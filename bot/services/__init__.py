@@ -1,0 +1,1 @@
+"""Framework-free product logic: interviews, question choice, what to send next."""

@@ -1,0 +1,24 @@
+"""Parsing of command arguments, shared by Telegram and the terminal."""
+
+from __future__ import annotations
+
+from bot.content.schema import Level
+from bot.services.interviews import MAX_COUNT
+
+
+class UsageError(ValueError):
+    """The arguments do not fit the command's usage line."""
+
+
+def parse_interview_args(args: str | None) -> tuple[str | None, int | None]:
+    """`[junior|middle|senior] [N]` in either order; raises UsageError otherwise."""
+    level: str | None = None
+    count: int | None = None
+    for token in (args or "").lower().split():
+        if token in Level.__members__ and level is None:
+            level = token
+        elif token.isdigit() and count is None and 1 <= int(token) <= MAX_COUNT:
+            count = int(token)
+        else:
+            raise UsageError(token)
+    return level, count

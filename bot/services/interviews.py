@@ -1,0 +1,358 @@
+"""Mock interviews: start, answer, skip, stop, and the outbox of what to send next.
+
+State lives in the database only: any process can pick up where another stopped.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import Level
+from bot.scoring.service import ScoringService
+from bot.scoring.text import detect_language, is_dont_know, words
+from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
+from bot.services.question_choice import choose_questions
+from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
+from bot.storage.repository import Repo
+
+DEFAULT_COUNT = 5
+MAX_COUNT = 20
+MIN_ANSWER_WORDS = 3
+MAX_ANSWER_CHARS = 4096
+
+
+class Outcome(StrEnum):
+    graded = "graded"
+    no_question = "no_question"
+    too_short = "too_short"
+    busy = "busy"  # the question is being graded (a second answer raced the first)
+    already_answered = "already_answered"
+    skipped = "skipped"
+    duplicate = "duplicate"  # the same Telegram message delivered again after a restart
+
+
+@dataclass(frozen=True)
+class UserView:
+    id: int
+    language: str
+    level: str
+    is_new: bool = False
+
+
+@dataclass(frozen=True)
+class StartResult:
+    interview_id: int
+    level: str
+    count: int
+    replaced: bool
+
+
+def language_from_code(code: str | None) -> str:
+    return "ru" if (code or "").lower().startswith("ru") else "en"
+
+
+class InterviewService:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        bank: QuestionBank,
+        scoring: ScoringService,
+        rng: random.Random | None = None,
+    ):
+        self.sessions = sessions
+        self.bank = bank
+        self.scoring = scoring
+        self.rng = rng or random.Random()
+
+    # --- users -------------------------------------------------------------------------------
+
+    async def ensure_user(
+        self, user_id: int, language_code: str | None, first_name: str | None = None
+    ) -> UserView:
+        async with self.sessions() as session, session.begin():
+            user, created = await Repo(session).users.get_or_create(
+                user_id, language_from_code(language_code), first_name
+            )
+            return UserView(user.id, user.language, user.level, created)
+
+    async def user(self, user_id: int) -> UserView | None:
+        async with self.sessions() as session:
+            user = await session.get(User, user_id)
+            return UserView(user.id, user.language, user.level) if user else None
+
+    async def update_user(
+        self, user_id: int, *, language: str | None = None, level: str | None = None
+    ) -> UserView:
+        async with self.sessions() as session, session.begin():
+            user = await session.get(User, user_id)
+            if user is None:
+                user = User(id=user_id, language=language or "en", level=level or "junior")
+                session.add(user)
+            if language is not None:
+                user.language = language
+            if level is not None:
+                user.level = Level(level).value
+            return UserView(user.id, user.language, user.level)
+
+    # --- interviews --------------------------------------------------------------------------
+
+    async def start(
+        self, user_id: int, chat_id: int, level: str | None = None, count: int | None = None
+    ) -> StartResult | None:
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            user = await repo.users.get(user_id)
+            chosen_level = Level(level or (user.level if user else "junior")).value
+            wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
+            replaced = False
+            old = await repo.interviews.active_for(user_id)
+            if old is not None:
+                await repo.asked.close_open(old.id, "closed")
+                old.status, old.finished_at, replaced = "stopped", utcnow(), True
+            answered = await repo.answers.answered_question_ids(user_id)
+            questions = choose_questions(
+                self.bank.by_level(chosen_level), answered, wanted, self.rng
+            )
+            if not questions:
+                return None
+            interview = Interview(
+                user_id=user_id,
+                chat_id=chat_id,
+                level=chosen_level,
+                question_ids=[q.id for q in questions],
+                position=0,
+            )
+            session.add(interview)
+            await session.flush()
+            self._ask(session, interview)
+            return StartResult(interview.id, chosen_level, len(questions), replaced)
+
+    def _ask(self, session: AsyncSession, interview: Interview) -> None:
+        session.add(
+            AskedQuestion(
+                user_id=interview.user_id,
+                chat_id=interview.chat_id,
+                question_id=interview.question_ids[interview.position],
+                interview_id=interview.id,
+                position=interview.position,
+            )
+        )
+
+    async def _advance(self, session: AsyncSession, interview_id: int | None) -> None:
+        if interview_id is None:
+            return
+        interview = await session.get(Interview, interview_id)
+        if interview is None or interview.status != "active":
+            return
+        interview.position += 1
+        if interview.position < len(interview.question_ids):
+            self._ask(session, interview)
+        else:
+            interview.status, interview.finished_at = "finishing", utcnow()
+
+    async def stop(self, user_id: int) -> bool:
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            interview = await repo.interviews.active_for(user_id)
+            if interview is None:
+                return False
+            await repo.asked.close_open(interview.id, "closed")
+            interview.status, interview.finished_at = "finishing", utcnow()
+            return True
+
+    async def skip(self, user_id: int, chat_id: int, ask_id: int | None = None) -> Outcome:
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            if ask_id is not None:
+                ask = await repo.asked.get(ask_id)
+                if ask is None or ask.user_id != user_id:
+                    return Outcome.no_question
+            else:
+                ask = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+                if ask is None:
+                    return Outcome.no_question
+            if ask.status != "open":
+                return Outcome.already_answered
+            ask.status = "skipped"
+            await self._advance(session, ask.interview_id)
+            return Outcome.skipped
+
+    # --- answers -----------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        user_id: int,
+        chat_id: int,
+        text: str,
+        message_id: int | None = None,
+        reply_to: int | None = None,
+        language: str | None = None,
+    ) -> tuple[Outcome, int | None]:
+        """Store the answer and grade it. Returns the outcome and the answer id when stored."""
+        text = text[:MAX_ANSWER_CHARS]
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            if message_id is not None and await repo.answers.by_message(user_id, message_id):
+                return Outcome.duplicate, None
+            ask: AskedQuestion | None = None
+            if reply_to is not None:
+                target = await repo.asked.by_message(chat_id, reply_to)
+                if target is not None and target.user_id == user_id:
+                    if target.status == "grading":
+                        return Outcome.busy, None
+                    if target.status != "open":
+                        return Outcome.already_answered, None
+                    ask = target
+            if ask is None:
+                ask = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+            if ask is None:
+                grading = await repo.asked.latest_with_status(user_id, chat_id, ("grading",))
+                return (Outcome.busy if grading else Outcome.no_question), None
+            if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
+                return Outcome.too_short, None
+            if not await repo.asked.claim(ask.id):
+                return Outcome.busy, None
+            answer = Answer(
+                asked_id=ask.id,
+                user_id=user_id,
+                question_id=ask.question_id,
+                message_id=message_id,
+                text=text,
+                language=language or detect_language(text),
+            )
+            session.add(answer)
+            await session.flush()
+            answer_id = answer.id
+        # Committed before grading: a crash from here on is recovered by grade_pending().
+        await self.grade_pending(answer_id)
+        return Outcome.graded, answer_id
+
+    async def grade_pending(self, answer_id: int) -> None:
+        async with self.sessions() as session:
+            answer = await session.get(Answer, answer_id)
+            if answer is None or answer.status != "pending":
+                return
+            question = self.bank.get(answer.question_id)
+            text, language = answer.text, answer.language
+        if question is None:  # the question left the bank; close the answer ungraded
+            result_fields: dict[str, object] = {"score": 0.0, "verdict": "retired"}
+        else:
+            result = await self.scoring.grade(question, text, language)
+            result_fields = {
+                "score": result.score,
+                "verdict": result.verdict,
+                "covered": result.covered,
+                "missed": result.missed,
+                "pitfalls": [p.id for p in result.pitfalls],
+                "evidence": {
+                    **{p.id: p.evidence for p in result.points if p.evidence},
+                    **{f"pitfall:{p.id}": p.evidence for p in result.pitfalls},
+                },
+            }
+        async with self.sessions() as session, session.begin():
+            answer = await session.get(Answer, answer_id)
+            if answer is None or answer.status != "pending":
+                return
+            for key, value in result_fields.items():
+                setattr(answer, key, value)
+            answer.status, answer.graded_at = "graded", utcnow()
+            ask = await session.get(AskedQuestion, answer.asked_id)
+            if ask is not None:
+                ask.status = "answered"
+                await self._advance(session, ask.interview_id)
+
+    async def recover(self) -> list[int]:
+        """After a restart: grade answers stored but not graded; return users owed messages."""
+        async with self.sessions() as session:
+            pending = [a.id for a in await Repo(session).answers.with_status("pending")]
+        for answer_id in pending:
+            await self.grade_pending(answer_id)
+        async with self.sessions() as session:
+            return await Repo(session).answers.users_with_pending_work()
+
+    # --- outbox ------------------------------------------------------------------------------
+
+    async def outbox(self, user_id: int) -> list[OutboxItem]:
+        items: list[OutboxItem] = []
+        async with self.sessions() as session:
+            repo = Repo(session)
+            for answer in await repo.answers.with_status("graded", user_id):
+                ask = await repo.asked.get(answer.asked_id)
+                question = self.bank.get(answer.question_id)
+                if ask is None or question is None:
+                    continue
+                items.append(
+                    FeedbackItem(
+                        answer_id=answer.id,
+                        chat_id=ask.chat_id,
+                        reply_to=answer.message_id,
+                        question=question,
+                        score=answer.score or 0.0,
+                        verdict=answer.verdict or "no-answer",
+                        covered=list(answer.covered or []),
+                        missed=list(answer.missed or []),
+                        pitfalls=list(answer.pitfalls or []),
+                        evidence=dict(answer.evidence or {}),
+                    )
+                )
+            for ask in await repo.asked.unsent(user_id):
+                question = self.bank.get(ask.question_id)
+                if question is None:
+                    continue
+                total = None
+                if ask.interview_id is not None:
+                    interview = await repo.interviews.get(ask.interview_id)
+                    total = len(interview.question_ids) if interview else None
+                items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
+            for interview in await repo.interviews.finishing(user_id):
+                items.append(await self._summary(repo, interview))
+        return items
+
+    async def _summary(self, repo: Repo, interview: Interview) -> SummaryItem:
+        asks = await repo.asked.for_interview(interview.id)
+        answers = await repo.answers.for_asks([a.id for a in asks])
+        scores: list[tuple[str, float | None]] = []
+        by_topic: dict[str, list[float]] = defaultdict(list)
+        for ask in asks:
+            answer = answers.get(ask.id)
+            score = answer.score if answer is not None and answer.score is not None else None
+            scores.append((ask.question_id, score))
+            question = self.bank.get(ask.question_id)
+            if question is not None and ask.status in ("answered", "skipped"):
+                for topic in question.topics:
+                    by_topic[topic].append(score or 0.0)
+        graded = [s for _, s in scores if s is not None]
+        topic_avg = sorted((sum(v) / len(v), t) for t, v in by_topic.items())
+        weakest = [t for avg, t in topic_avg if avg < 7.0][:3]
+        return SummaryItem(
+            interview_id=interview.id,
+            chat_id=interview.chat_id,
+            total=len(interview.question_ids),
+            answered=len(graded),
+            skipped=sum(1 for a in asks if a.status == "skipped"),
+            average=round(sum(graded) / len(graded), 1) if graded else None,
+            weakest_topics=weakest,
+            scores=scores,
+        )
+
+    async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:
+        async with self.sessions() as session, session.begin():
+            if isinstance(item, FeedbackItem):
+                answer = await session.get(Answer, item.answer_id)
+                if answer is not None and answer.status == "graded":
+                    answer.status = "delivered"
+            elif isinstance(item, QuestionItem):
+                ask = await session.get(AskedQuestion, item.ask_id)
+                if ask is not None and ask.message_id is None:
+                    # A placeholder id keeps a failed send from being retried forever.
+                    ask.message_id = message_id if message_id is not None else -item.ask_id
+            else:
+                interview = await session.get(Interview, item.interview_id)
+                if interview is not None and interview.status == "finishing":
+                    interview.status = "finished"

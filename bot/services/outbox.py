@@ -1,0 +1,49 @@
+"""What the bot owes a user, read from the database: feedback, next question, summary.
+
+Both the Telegram layer and the terminal `practice` mode deliver these items, then mark them sent,
+so a restart between grading and sending loses nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.content.schema import Question
+
+
+@dataclass(frozen=True)
+class QuestionItem:
+    ask_id: int
+    chat_id: int
+    question: Question
+    position: int  # 1-based
+    total: int | None  # None outside an interview
+
+
+@dataclass(frozen=True)
+class FeedbackItem:
+    answer_id: int
+    chat_id: int
+    reply_to: int | None
+    question: Question
+    score: float
+    verdict: str
+    covered: list[str]
+    missed: list[str]
+    pitfalls: list[str]
+    evidence: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SummaryItem:
+    interview_id: int
+    chat_id: int
+    total: int
+    answered: int
+    skipped: int
+    average: float | None
+    weakest_topics: list[str] = field(default_factory=list)
+    scores: list[tuple[str, float | None]] = field(default_factory=list)
+
+
+OutboxItem = QuestionItem | FeedbackItem | SummaryItem

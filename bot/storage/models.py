@@ -1,0 +1,112 @@
+"""Database tables. Every schema change comes with an Alembic revision in alembic/versions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    language: Mapped[str] = mapped_column(String(2), default="en")
+    level: Mapped[str] = mapped_column(String(10), default="junior")
+    first_name: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Interview(Base):
+    __tablename__ = "interviews"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    level: Mapped[str] = mapped_column(String(10))
+    question_ids: Mapped[list[str]] = mapped_column(JSON)
+    position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
+    status: Mapped[str] = mapped_column(String(12), default="active")  # active|finished|stopped
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_interviews_user_status", "user_id", "status"),)
+
+
+class AskedQuestion(Base):
+    """One question put to a user in a chat: the unit an answer is graded against."""
+
+    __tablename__ = "asked_questions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    question_id: Mapped[str] = mapped_column(String(80))
+    interview_id: Mapped[int | None] = mapped_column(
+        ForeignKey("interviews.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # open -> grading -> answered, or open -> skipped / closed
+    status: Mapped[str] = mapped_column(String(12), default="open")
+    asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (
+        Index("ix_asked_questions_user_status", "user_id", "status"),
+        Index("ix_asked_questions_chat_message", "chat_id", "message_id"),
+    )
+
+
+class Answer(Base):
+    """A user's answer to one asked question; unique per asked question, so never graded twice."""
+
+    __tablename__ = "answers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    asked_id: Mapped[int] = mapped_column(ForeignKey("asked_questions.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    question_id: Mapped[str] = mapped_column(String(80))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(2))
+    # pending (stored, not yet graded) -> graded -> delivered (feedback sent)
+    status: Mapped[str] = mapped_column(String(12), default="pending")
+    score: Mapped[float | None] = mapped_column(Float)
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    covered: Mapped[list[str] | None] = mapped_column(JSON)
+    missed: Mapped[list[str] | None] = mapped_column(JSON)
+    pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
+    evidence: Mapped[dict[str, str] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (UniqueConstraint("asked_id"), Index("ix_answers_status", "status"))

@@ -1,0 +1,166 @@
+"""Queries over one AsyncSession. Repositories never commit: the service owns the transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
+
+
+class UserRepo:
+    def __init__(self, session: AsyncSession):
+        self.session = session
+
+    async def get(self, user_id: int) -> User | None:
+        return await self.session.get(User, user_id)
+
+    async def get_or_create(
+        self, user_id: int, language: str, first_name: str | None
+    ) -> tuple[User, bool]:
+        user = await self.get(user_id)
+        if user is not None:
+            return user, False
+        user = User(id=user_id, language=language, level="junior", first_name=first_name)
+        self.session.add(user)
+        await self.session.flush()
+        return user, True
+
+
+class InterviewRepo:
+    def __init__(self, session: AsyncSession):
+        self.session = session
+
+    async def get(self, interview_id: int) -> Interview | None:
+        return await self.session.get(Interview, interview_id)
+
+    async def active_for(self, user_id: int) -> Interview | None:
+        stmt = (
+            select(Interview)
+            .where(Interview.user_id == user_id, Interview.status == "active")
+            .order_by(Interview.id.desc())
+            .limit(1)
+        )
+        return await self.session.scalar(stmt)
+
+    async def finishing(self, user_id: int) -> Sequence[Interview]:
+        stmt = select(Interview).where(
+            Interview.user_id == user_id, Interview.status == "finishing"
+        )
+        return (await self.session.scalars(stmt.order_by(Interview.id))).all()
+
+
+class AskedRepo:
+    def __init__(self, session: AsyncSession):
+        self.session = session
+
+    async def get(self, ask_id: int) -> AskedQuestion | None:
+        return await self.session.get(AskedQuestion, ask_id)
+
+    async def by_message(self, chat_id: int, message_id: int) -> AskedQuestion | None:
+        stmt = select(AskedQuestion).where(
+            AskedQuestion.chat_id == chat_id, AskedQuestion.message_id == message_id
+        )
+        return await self.session.scalar(stmt)
+
+    async def latest_with_status(
+        self, user_id: int, chat_id: int, statuses: tuple[str, ...]
+    ) -> AskedQuestion | None:
+        stmt = (
+            select(AskedQuestion)
+            .where(
+                AskedQuestion.user_id == user_id,
+                AskedQuestion.chat_id == chat_id,
+                AskedQuestion.status.in_(statuses),
+            )
+            .order_by(AskedQuestion.id.desc())
+            .limit(1)
+        )
+        return await self.session.scalar(stmt)
+
+    async def claim(self, ask_id: int) -> bool:
+        """open -> grading, atomically: only one of two racing answers wins."""
+        result = await self.session.execute(
+            update(AskedQuestion)
+            .where(AskedQuestion.id == ask_id, AskedQuestion.status == "open")
+            .values(status="grading")
+        )
+        return result.rowcount == 1  # type: ignore[attr-defined]
+
+    async def close_open(self, interview_id: int, status: str) -> None:
+        await self.session.execute(
+            update(AskedQuestion)
+            .where(AskedQuestion.interview_id == interview_id, AskedQuestion.status == "open")
+            .values(status=status)
+        )
+
+    async def unsent(self, user_id: int) -> Sequence[AskedQuestion]:
+        stmt = select(AskedQuestion).where(
+            AskedQuestion.user_id == user_id,
+            AskedQuestion.status == "open",
+            AskedQuestion.message_id.is_(None),
+        )
+        return (await self.session.scalars(stmt.order_by(AskedQuestion.id))).all()
+
+    async def for_interview(self, interview_id: int) -> Sequence[AskedQuestion]:
+        stmt = select(AskedQuestion).where(AskedQuestion.interview_id == interview_id)
+        return (await self.session.scalars(stmt.order_by(AskedQuestion.position))).all()
+
+
+class AnswerRepo:
+    def __init__(self, session: AsyncSession):
+        self.session = session
+
+    async def get(self, answer_id: int) -> Answer | None:
+        return await self.session.get(Answer, answer_id)
+
+    async def by_message(self, user_id: int, message_id: int) -> Answer | None:
+        stmt = select(Answer).where(Answer.user_id == user_id, Answer.message_id == message_id)
+        return await self.session.scalar(stmt.limit(1))
+
+    async def with_status(self, status: str, user_id: int | None = None) -> Sequence[Answer]:
+        stmt = select(Answer).where(Answer.status == status)
+        if user_id is not None:
+            stmt = stmt.where(Answer.user_id == user_id)
+        return (await self.session.scalars(stmt.order_by(Answer.id))).all()
+
+    async def for_asks(self, ask_ids: Sequence[int]) -> dict[int, Answer]:
+        if not ask_ids:
+            return {}
+        rows = await self.session.scalars(select(Answer).where(Answer.asked_id.in_(ask_ids)))
+        return {a.asked_id: a for a in rows}
+
+    async def answered_question_ids(self, user_id: int) -> dict[str, int]:
+        """question id -> how many times the user answered it."""
+        stmt = (
+            select(Answer.question_id, func.count())
+            .where(Answer.user_id == user_id)
+            .group_by(Answer.question_id)
+        )
+        return {qid: int(n) for qid, n in (await self.session.execute(stmt)).all()}
+
+    async def users_with_pending_work(self) -> list[int]:
+        answers = select(Answer.user_id).where(Answer.status.in_(("pending", "graded")))
+        asks = select(AskedQuestion.user_id).where(
+            AskedQuestion.status == "open", AskedQuestion.message_id.is_(None)
+        )
+        interviews = select(Interview.user_id).where(Interview.status == "finishing")
+        stmt = answers.union(asks, interviews)
+        return sorted({int(u) for u in (await self.session.scalars(stmt)).all()})
+
+
+class Repo:
+    """Facade: repo.users, repo.interviews, repo.asked, repo.answers over one session."""
+
+    def __init__(self, session: AsyncSession):
+        self.session = session
+        self.users = UserRepo(session)
+        self.interviews = InterviewRepo(session)
+        self.asked = AskedRepo(session)
+        self.answers = AnswerRepo(session)
+
+    @staticmethod
+    def now():
+        return utcnow()

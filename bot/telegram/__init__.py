@@ -1,0 +1,1 @@
+"""The aiogram side only: routers, keyboards, rendering, middlewares, delivery."""

@@ -1,0 +1,75 @@
+"""Sends what the outbox says a user is owed, in order, then marks each item sent."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
+
+from bot.services.interviews import InterviewService
+from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
+from bot.telegram.keyboards import question_keyboard
+from bot.telegram.rendering import render_feedback, render_question, render_summary
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    def __init__(self, bot: Bot, interviews: InterviewService):
+        self.bot = bot
+        self.interviews = interviews
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def flush(self, user_id: int, lang: str | None = None) -> None:
+        """Send everything owed to the user. One flush per user at a time: no double sends."""
+        if lang is None:
+            user = await self.interviews.user(user_id)
+            lang = user.language if user else "en"
+        async with self._locks[user_id]:
+            for item in await self.interviews.outbox(user_id):
+                message_id = await self._send(item, lang)
+                await self.interviews.mark_sent(item, message_id)
+
+    async def _send(self, item: OutboxItem, lang: str) -> int | None:
+        try:
+            if isinstance(item, QuestionItem):
+                message = await self.bot.send_message(
+                    item.chat_id,
+                    render_question(item, lang).as_html(),
+                    reply_markup=question_keyboard(lang, item.ask_id),
+                )
+                return message.message_id
+            if isinstance(item, FeedbackItem):
+                last = None
+                for index, part in enumerate(render_feedback(item, lang)):
+                    reply = item.reply_to if index == 0 and item.reply_to else None
+                    last = await self.bot.send_message(
+                        item.chat_id,
+                        part.as_html(),
+                        reply_parameters=_reply(reply),
+                    )
+                return last.message_id if last else None
+            message = await self.bot.send_message(
+                item.chat_id, render_summary(item, lang).as_html()
+            )
+            return message.message_id
+        except TelegramForbiddenError:
+            log.info("chat %s blocked the bot; dropping %s", item.chat_id, type(item).__name__)
+            return None
+        except TelegramBadRequest:
+            log.exception("Telegram rejected %s for chat %s", type(item).__name__, item.chat_id)
+            return None
+        except TelegramAPIError:
+            log.exception("could not send %s to chat %s", type(item).__name__, item.chat_id)
+            raise
+
+
+def _reply(message_id: int | None):
+    from aiogram.types import ReplyParameters
+
+    if message_id is None:
+        return None
+    return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)

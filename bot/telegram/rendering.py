@@ -1,0 +1,125 @@
+"""Outbox items as Telegram HTML, built with aiogram's formatting nodes (they escape user text)."""
+
+from __future__ import annotations
+
+from aiogram.utils.formatting import (
+    Bold,
+    ExpandableBlockQuote,
+    Italic,
+    Pre,
+    Text,
+    as_line,
+    as_list,
+)
+
+from bot.i18n import TEXTS, t
+from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
+
+TELEGRAM_TEXT_LIMIT = 4096
+QUOTE_LIMIT = 160
+
+
+def visible_length(node: Text) -> int:
+    """Length as Telegram counts it: UTF-16 code units of the text after entity parsing."""
+    return len(node.as_kwargs()["text"].encode("utf-16-le")) // 2
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def render_question(item: QuestionItem, lang: str) -> Text:
+    level = item.question.level.value
+    if item.total:
+        header = t(lang, "question_header", position=item.position, total=item.total, level=level)
+    else:
+        header = t(lang, "question_header_single", level=level)
+    return as_list(Bold(header), item.question.question.get(lang), Italic(t(lang, "answer_hint")))
+
+
+def render_feedback(item: FeedbackItem, lang: str) -> list[Text]:
+    """The feedback message, and the model answer separately if both do not fit in one."""
+    question = item.question
+    key = f"verdict.{item.verdict}"
+    verdict = t(lang, key) if key in TEXTS else item.verdict
+    parts: list[Text | str] = [
+        as_line(Bold(t(lang, "score", score=_fmt(item.score))), " · ", verdict)
+    ]
+    covered_lines: list[Text] = []
+    for point_id in item.covered:
+        point = question.key_point(point_id)
+        line = as_line("✅ ", point.text(lang), end="")
+        quote = item.evidence.get(point_id)
+        if quote:
+            line = as_line(
+                line,
+                "\n    ",
+                Italic(f"{t(lang, 'your_words')}: «{_clip(quote, QUOTE_LIMIT)}»"),
+                end="",
+            )
+        covered_lines.append(line)
+    if covered_lines:
+        parts.append(as_list(Bold(t(lang, "covered")), *covered_lines))
+    missed = [as_line("❌ ", question.key_point(pid).text(lang), end="") for pid in item.missed]
+    if missed:
+        parts.append(as_list(Bold(t(lang, "missed")), *missed))
+    fell = []
+    for pitfall_id in item.pitfalls:
+        pitfall = question.pitfall(pitfall_id)
+        line = as_line(
+            "⚠️ ", Italic(pitfall.claim.get(lang)), " → ", pitfall.correction.get(lang), end=""
+        )
+        quote = item.evidence.get(f"pitfall:{pitfall_id}")
+        if quote:
+            line = as_line(
+                line,
+                "\n    ",
+                Italic(f"{t(lang, 'your_words')}: «{_clip(quote, QUOTE_LIMIT)}»"),
+                end="",
+            )
+        fell.append(line)
+    if fell:
+        parts.append(as_list(Bold(t(lang, "fell_into")), *fell))
+    documented = [
+        as_line("• ", Italic(p.claim.get(lang)), " — ", p.correction.get(lang), end="")
+        for p in question.pitfalls
+        if p.id not in item.pitfalls
+    ]
+    if documented:
+        parts.append(as_list(Bold(t(lang, "documented_pitfalls")), *documented))
+    feedback = as_list(*parts, sep="\n\n")
+    model: list[Text | str] = [
+        Bold(t(lang, "model_answer")),
+        ExpandableBlockQuote(question.answer.get(lang).strip()),
+    ]
+    if question.code:
+        model.append(Pre(question.code.strip(), language="python"))
+    model_answer = as_list(*model)
+    combined = as_list(feedback, model_answer, sep="\n\n")
+    if visible_length(combined) <= TELEGRAM_TEXT_LIMIT:
+        return [combined]
+    return [feedback, model_answer]
+
+
+def render_summary(item: SummaryItem, lang: str) -> Text:
+    lines: list[Text | str] = [Bold(t(lang, "summary_title"))]
+    if item.average is None:
+        lines.append(t(lang, "summary_no_answers"))
+    else:
+        lines.append(t(lang, "summary_average", score=_fmt(item.average)))
+    lines.append(
+        t(lang, "summary_counts", answered=item.answered, total=item.total, skipped=item.skipped)
+    )
+    if item.average is not None:
+        if item.weakest_topics:
+            lines.append(t(lang, "summary_weakest", topics=", ".join(item.weakest_topics)))
+        else:
+            lines.append(t(lang, "summary_strong"))
+    lines.append(t(lang, "summary_next"))
+    return as_list(*lines)
+
+
+def _fmt(score: float) -> str:
+    """7.0 -> "7", 6.5 -> "6.5": the N/10 a person reads."""
+    return f"{score:.1f}".rstrip("0").rstrip(".")

@@ -1,0 +1,185 @@
+"""1:1 chat: commands, settings buttons, and answers."""
+
+from __future__ import annotations
+
+from aiogram import Bot, F, Router
+from aiogram.enums import ChatType
+from aiogram.filters import Command, CommandObject, CommandStart
+from aiogram.types import CallbackQuery, Message
+from aiogram.utils.chat_action import ChatActionSender
+from aiogram.utils.formatting import Bold, Text, as_list
+
+from bot.content.schema import Level
+from bot.i18n import t
+from bot.services.commands import UsageError, parse_interview_args
+from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserView
+from bot.telegram.callbacks import LanguageCallback, LevelCallback, SkipCallback
+from bot.telegram.delivery import Delivery
+from bot.telegram.keyboards import level_keyboard, settings_keyboard
+
+REPLIES = {
+    Outcome.no_question: "no_question",
+    Outcome.too_short: "too_short",
+    Outcome.busy: "busy",
+    Outcome.already_answered: "already_answered",
+}
+
+
+async def _say(message: Message, lang: str, key: str, **values: object) -> None:
+    await message.answer(Text(t(lang, key, **values)).as_html())
+
+
+def build_private_router() -> Router:
+    router = Router(name="private")
+    router.message.filter(F.chat.type == ChatType.PRIVATE)
+    router.callback_query.filter(F.message.chat.type == ChatType.PRIVATE)
+
+    @router.message(CommandStart())
+    async def start(message: Message, user: UserView, lang: str) -> None:
+        name = message.from_user.first_name if message.from_user else ""
+        text = as_list(
+            Bold(t(lang, "greeting", name=name)),
+            t(lang, "about"),
+            t(lang, "pick_level"),
+            sep="\n\n",
+        )
+        await message.answer(text.as_html(), reply_markup=level_keyboard(user.level))
+
+    @router.message(Command("help"))
+    async def help_(message: Message, lang: str) -> None:
+        await _say(message, lang, "help")
+
+    @router.message(Command("settings"))
+    async def settings(message: Message, user: UserView, lang: str) -> None:
+        await message.answer(
+            Text(t(lang, "settings", level=user.level)).as_html(),
+            reply_markup=settings_keyboard(lang, user.level),
+        )
+
+    @router.callback_query(LevelCallback.filter())
+    async def pick_level(
+        query: CallbackQuery, callback_data: LevelCallback, interviews: InterviewService, lang: str
+    ) -> None:
+        if callback_data.level not in Level.__members__:
+            await query.answer(t(lang, "outdated_button"))
+            return
+        user = await interviews.update_user(query.from_user.id, level=callback_data.level)
+        await query.answer(t(lang, "level_set", level=user.level)[:200])
+        if query.message is not None:
+            await query.message.answer(Text(t(lang, "level_set", level=user.level)).as_html())
+
+    @router.callback_query(LanguageCallback.filter())
+    async def pick_language(
+        query: CallbackQuery,
+        callback_data: LanguageCallback,
+        interviews: InterviewService,
+        lang: str,
+    ) -> None:
+        if callback_data.lang not in ("ru", "en"):
+            await query.answer(t(lang, "outdated_button"))
+            return
+        user = await interviews.update_user(query.from_user.id, language=callback_data.lang)
+        await query.answer(t(user.language, "language_set"))
+        if query.message is not None:
+            await query.message.answer(
+                Text(t(user.language, "settings", level=user.level)).as_html(),
+                reply_markup=settings_keyboard(user.language, user.level),
+            )
+
+    @router.message(Command("interview"))
+    async def interview(
+        message: Message,
+        command: CommandObject,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        try:
+            level, count = parse_interview_args(command.args)
+        except UsageError:
+            await _say(message, lang, "interview_usage", max=MAX_COUNT)
+            return
+        started = await interviews.start(user.id, message.chat.id, level, count)
+        if started is None:
+            await _say(message, lang, "no_questions", level=level or user.level)
+            return
+        lines = [t(lang, "interview_started", count=started.count, level=started.level)]
+        if started.replaced:
+            lines.insert(0, t(lang, "interview_replaced"))
+        await message.answer(Text("\n".join(lines)).as_html())
+        await delivery.flush(user.id, lang)
+
+    @router.message(Command("skip"))
+    async def skip(
+        message: Message,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        outcome = await interviews.skip(user.id, message.chat.id)
+        await _say(message, lang, "skipped" if outcome is Outcome.skipped else "no_question")
+        await delivery.flush(user.id, lang)
+
+    @router.callback_query(SkipCallback.filter())
+    async def skip_button(
+        query: CallbackQuery,
+        callback_data: SkipCallback,
+        interviews: InterviewService,
+        delivery: Delivery,
+        lang: str,
+    ) -> None:
+        chat_id = query.message.chat.id if query.message else query.from_user.id
+        outcome = await interviews.skip(query.from_user.id, chat_id, callback_data.ask)
+        await query.answer(t(lang, "skipped" if outcome is Outcome.skipped else "outdated_button"))
+        await delivery.flush(query.from_user.id, lang)
+
+    @router.message(Command("stop"))
+    async def stop(
+        message: Message,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        if not await interviews.stop(user.id):
+            await _say(message, lang, "stopped_none")
+            return
+        await delivery.flush(user.id, lang)
+
+    @router.message(F.text.startswith("/"))
+    async def unknown_command(message: Message, lang: str) -> None:
+        await _say(message, lang, "unknown_command")
+
+    @router.message(F.text)
+    async def answer(
+        message: Message,
+        bot: Bot,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        reply_to = message.reply_to_message.message_id if message.reply_to_message else None
+        try:
+            async with ChatActionSender.typing(bot=bot, chat_id=message.chat.id):
+                outcome, _ = await interviews.submit(
+                    user.id, message.chat.id, message.text or "", message.message_id, reply_to
+                )
+        except Exception:
+            await _say(message, lang, "grading_failed")
+            raise
+        if outcome in REPLIES:
+            await _say(message, lang, REPLIES[outcome])
+        await delivery.flush(user.id, lang)
+
+    @router.edited_message()
+    async def edited(message: Message, lang: str) -> None:
+        await _say(message, lang, "edited")
+
+    @router.message()
+    async def not_text(message: Message, lang: str) -> None:
+        await _say(message, lang, "not_text")
+
+    return router

@@ -1,0 +1,469 @@
+"""A small fake Telegram Bot API server (aiohttp.web) for end-to-end tests.
+
+It speaks the real HTTP protocol aiogram uses (`/bot{token}/{method}`), keeps chats and messages,
+serves getUpdates as a long poll honouring offset and timeout, and rejects what Telegram rejects
+with Telegram's JSON error shape: malformed HTML, empty text, text over 4096 characters,
+callback_data over 64 bytes, unknown chats. Faults (429 with retry_after, 403, 5xx) can be queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+ALLOWED_TAGS = {
+    "b",
+    "strong",
+    "i",
+    "em",
+    "u",
+    "ins",
+    "s",
+    "strike",
+    "del",
+    "span",
+    "tg-spoiler",
+    "a",
+    "code",
+    "pre",
+    "blockquote",
+    "tg-emoji",
+}
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);")
+
+
+class HTMLError(ValueError):
+    pass
+
+
+def parse_html(text: str) -> str:
+    """Visible text of Telegram HTML, or HTMLError the way Telegram would refuse it."""
+    out: list[str] = []
+    stack: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "<":
+            m = _TAG.match(text, i)
+            if not m:
+                raise HTMLError(f"Unsupported start tag at byte offset {i}")
+            closing, name = m.group(1) == "/", m.group(2).lower()
+            if name not in ALLOWED_TAGS:
+                raise HTMLError(f'Unsupported start tag "{name}" at byte offset {i}')
+            if closing:
+                if not stack or stack[-1] != name:
+                    raise HTMLError(
+                        f'Unmatched end tag at byte offset {i}, expected "</{stack[-1] if stack else ""}>", found "</{name}>"'
+                    )
+                stack.pop()
+            else:
+                stack.append(name)
+            i = m.end()
+        elif ch == "&":
+            m = _ENTITY.match(text, i)
+            if not m:
+                raise HTMLError(f"Character entity expected at byte offset {i}")
+            out.append({"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"'}.get(m.group(0), "?"))
+            i = m.end()
+        elif ch == ">":
+            raise HTMLError(f"Unexpected > at byte offset {i}")
+        else:
+            out.append(ch)
+            i += 1
+    if stack:
+        raise HTMLError(f'Can\'t find end tag corresponding to start tag "{stack[-1]}"')
+    return "".join(out)
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass
+class Fault:
+    method: str
+    code: int
+    description: str
+    retry_after: int | None = None
+
+
+@dataclass
+class Chat:
+    id: int
+    type: str = "private"
+    title: str | None = None
+    blocked: bool = False
+
+
+@dataclass
+class FakeTelegram:
+    token: str = "123456:TEST-TOKEN"
+    bot_id: int = 123456
+    bot_username: str = "mock_interview_bot"
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    messages: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    chats: dict[int, Chat] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    commands: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._update_ids = itertools.count(1)
+        self._message_ids = itertools.count(1000)
+        self._new_update = asyncio.Event()
+        self._sent = asyncio.Condition()
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    # --- server lifecycle ---------------------------------------------------------------------
+
+    async def start(self, port: int = 0) -> str:
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self.url
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    # --- what tests do as users ---------------------------------------------------------------
+
+    def user(
+        self, user_id: int, language_code: str = "en", first_name: str = "Ann"
+    ) -> dict[str, Any]:
+        self.chats.setdefault(user_id, Chat(user_id))
+        return {
+            "id": user_id,
+            "is_bot": False,
+            "first_name": first_name,
+            "language_code": language_code,
+        }
+
+    def _push(self, update: dict[str, Any]) -> dict[str, Any]:
+        update["update_id"] = next(self._update_ids)
+        self.updates.append(update)
+        self._new_update.set()
+        return update
+
+    def _message(
+        self, user: dict[str, Any], chat_id: int | None = None, **content: Any
+    ) -> dict[str, Any]:
+        chat = self.chats[chat_id or user["id"]]
+        chat_obj = {"id": chat.id, "type": chat.type}
+        if chat.type == "private":
+            chat_obj["first_name"] = user["first_name"]
+        else:
+            chat_obj["title"] = chat.title or "group"
+        message = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": chat_obj,
+            "from": user,
+            **content,
+        }
+        self.messages[(chat.id, message["message_id"])] = message
+        return message
+
+    def send_text(
+        self,
+        user: dict[str, Any],
+        text: str,
+        reply_to: int | None = None,
+        chat_id: int | None = None,
+    ) -> dict[str, Any]:
+        content: dict[str, Any] = {"text": text}
+        if text.startswith("/"):
+            command = text.split()[0]
+            content["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        if reply_to is not None:
+            content["reply_to_message"] = self.messages[(chat_id or user["id"], reply_to)]
+        message = self._message(user, chat_id, **content)
+        self._push({"message": message})
+        return message
+
+    def send_sticker(self, user: dict[str, Any]) -> dict[str, Any]:
+        message = self._message(
+            user,
+            sticker={
+                "file_id": "CAACAgIAAxkBAAE",
+                "file_unique_id": "AgAD",
+                "type": "regular",
+                "width": 512,
+                "height": 512,
+                "is_animated": False,
+                "is_video": False,
+                "emoji": "😀",
+            },
+        )
+        self._push({"message": message})
+        return message
+
+    def send_photo(self, user: dict[str, Any]) -> dict[str, Any]:
+        message = self._message(
+            user,
+            photo=[{"file_id": "AgACAgIAAxk", "file_unique_id": "AQAD", "width": 90, "height": 90}],
+        )
+        self._push({"message": message})
+        return message
+
+    def send_voice(self, user: dict[str, Any]) -> dict[str, Any]:
+        message = self._message(
+            user, voice={"file_id": "AwACAgIAAxk", "file_unique_id": "AgAD", "duration": 3}
+        )
+        self._push({"message": message})
+        return message
+
+    def edit_text(self, user: dict[str, Any], message: dict[str, Any], text: str) -> None:
+        edited = {**message, "text": text, "edit_date": int(time.time())}
+        self._push({"edited_message": edited})
+
+    def press(self, user: dict[str, Any], message: dict[str, Any], data: str) -> dict[str, Any]:
+        update = {
+            "callback_query": {
+                "id": str(next(self._update_ids) * 7919),
+                "from": user,
+                "chat_instance": "ci",
+                "message": message,
+                "data": data,
+            }
+        }
+        return self._push(update)
+
+    # --- what tests read ----------------------------------------------------------------------
+
+    def sent(self, chat_id: int | None = None, method: str = "sendMessage") -> list[dict[str, Any]]:
+        return [
+            p
+            for m, p in self.requests
+            if m == method and (chat_id is None or int(p.get("chat_id", 0)) == chat_id)
+        ]
+
+    def bot_messages(self, chat_id: int) -> list[dict[str, Any]]:
+        return [
+            m
+            for (c, _), m in sorted(self.messages.items())
+            if c == chat_id and m["from"]["id"] == self.bot_id
+        ]
+
+    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> Any:
+        """Wait until predicate(self) returns something truthy; return it."""
+        deadline = time.monotonic() + timeout
+        async with self._sent:
+            while True:
+                result = predicate(self)
+                if result:
+                    return result
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("the bot did not send what the test waited for")
+                try:
+                    await asyncio.wait_for(self._sent.wait(), remaining)
+                except TimeoutError:
+                    pass
+
+    async def wait_messages(
+        self, chat_id: int, count: int, timeout: float = 60.0
+    ) -> list[dict[str, Any]]:
+        return await self.wait_for(
+            lambda s: (lambda ms: ms if len(ms) >= count else None)(s.bot_messages(chat_id)),
+            timeout,
+        )
+
+    # --- HTTP handling ------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return self._error(401, "Unauthorized")
+        method = request.match_info["method"]
+        params = await self._params(request)
+        for fault in list(self.faults):
+            if fault.method.lower() == method.lower():
+                self.faults.remove(fault)
+                self.requests.append((method + ":fault", params))
+                extra = {"retry_after": fault.retry_after} if fault.retry_after else None
+                return self._error(fault.code, fault.description, extra)
+        handler = getattr(self, "_m_" + method.lower(), None)
+        if handler is None:
+            return self._error(404, "Not Found: method not found")
+        if method != "getUpdates":
+            self.requests.append((method, params))
+        try:
+            result = await handler(params)
+        except _ApiError as exc:
+            return self._error(exc.code, exc.description, exc.parameters)
+        async with self._sent:
+            self._sent.notify_all()
+        return web.json_response({"ok": True, "result": result})
+
+    @staticmethod
+    async def _params(request: web.Request) -> dict[str, Any]:
+        if request.content_type == "application/json":
+            return await request.json()
+        data = await request.post()
+        params: dict[str, Any] = {}
+        for key, value in data.items():
+            if isinstance(value, str) and value[:1] in "[{":
+                try:
+                    params[key] = json.loads(value)
+                    continue
+                except json.JSONDecodeError:
+                    pass
+            params[key] = value
+        return params
+
+    @staticmethod
+    def _error(
+        code: int, description: str, parameters: dict[str, Any] | None = None
+    ) -> web.Response:
+        body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+        if parameters:
+            body["parameters"] = parameters
+        return web.json_response(body, status=code)
+
+    def _bot_user(self) -> dict[str, Any]:
+        return {
+            "id": self.bot_id,
+            "is_bot": True,
+            "first_name": "Mock Interview",
+            "username": self.bot_username,
+        }
+
+    def _chat(self, chat_id: Any) -> Chat:
+        try:
+            chat = self.chats[int(chat_id)]
+        except (KeyError, ValueError, TypeError):
+            raise _ApiError(400, "Bad Request: chat not found") from None
+        if chat.blocked:
+            raise _ApiError(403, "Forbidden: bot was blocked by the user")
+        return chat
+
+    def _check_text(self, params: dict[str, Any], key: str = "text") -> str:
+        text = str(params.get(key, ""))
+        if params.get("parse_mode") == "HTML":
+            try:
+                visible = parse_html(text)
+            except HTMLError as exc:
+                raise _ApiError(400, f"Bad Request: can't parse entities: {exc}") from None
+        else:
+            visible = text
+        if not visible.strip():
+            raise _ApiError(400, "Bad Request: message text is empty")
+        if utf16_len(visible) > 4096:
+            raise _ApiError(400, "Bad Request: message is too long")
+        return visible
+
+    @staticmethod
+    def _check_markup(params: dict[str, Any]) -> None:
+        markup = params.get("reply_markup") or {}
+        for row in markup.get("inline_keyboard", []):
+            for button in row:
+                data = button.get("callback_data")
+                if data is not None and not 1 <= len(data.encode()) <= 64:
+                    raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+                if not button.get("text"):
+                    raise _ApiError(
+                        400, "Bad Request: text buttons are unallowed in the inline keyboard"
+                    )
+
+    async def _m_getme(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self._bot_user(),
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+        }
+
+    async def _m_deletewebhook(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _m_close(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _m_getupdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        offset = int(params.get("offset") or 0)
+        timeout = float(params.get("timeout") or 0)
+        if offset:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+        allowed = params.get("allowed_updates")
+        deadline = time.monotonic() + timeout
+        while True:
+            ready = [u for u in self.updates if not allowed or any(k in u for k in allowed)]
+            if ready or time.monotonic() >= deadline:
+                return ready[: int(params.get("limit") or 100)]
+            self._new_update.clear()
+            try:
+                await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())
+            except TimeoutError:
+                pass
+
+    async def _m_sendmessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        visible = self._check_text(params)
+        self._check_markup(params)
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat.id, "type": chat.type},
+            "from": self._bot_user(),
+            "text": visible,
+            "html": params.get("text"),
+        }
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
+        reply = (params.get("reply_parameters") or {}).get("message_id")
+        if reply is not None:
+            message["reply_to_message_id"] = reply
+        self.messages[(chat.id, message["message_id"])] = message
+        return {k: v for k, v in message.items() if k not in ("html", "reply_to_message_id")}
+
+    async def _m_editmessagetext(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        key = (chat.id, int(params.get("message_id", 0)))
+        if key not in self.messages:
+            raise _ApiError(400, "Bad Request: message to edit not found")
+        visible = self._check_text(params)
+        self._check_markup(params)
+        self.messages[key].update(text=visible, html=params.get("text"))
+        return {k: v for k, v in self.messages[key].items() if k != "html"}
+
+    async def _m_answercallbackquery(self, params: dict[str, Any]) -> bool:
+        if len(str(params.get("text", ""))) > 200:
+            raise _ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        return True
+
+    async def _m_sendchataction(self, params: dict[str, Any]) -> bool:
+        self._chat(params.get("chat_id"))
+        return True
+
+    async def _m_setmycommands(self, params: dict[str, Any]) -> bool:
+        commands = params.get("commands") or []
+        for command in commands:
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", command.get("command", "")):
+                raise _ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(command.get("description", "")) <= 256:
+                raise _ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        self.commands[params.get("language_code") or ""] = commands
+        return True
+
+
+class _ApiError(Exception):
+    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None):
+        super().__init__(description)
+        self.code, self.description, self.parameters = code, description, parameters

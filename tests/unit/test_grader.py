@@ -1,0 +1,117 @@
+"""Grading behaviour on the bank's questions with the real bundled model."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.content.loader import QuestionBank
+from bot.scoring.grader import Grader
+
+STRONG = {
+    "zero-grad": (
+        "Backward does not overwrite gradients, it adds them into the .grad field of every "
+        "parameter, so gradients accumulate between iterations. optimizer.zero_grad() clears "
+        "them before the next backward pass; since PyTorch 2.0 it sets .grad to None by default "
+        "(set_to_none=True), which saves memory. If you forget it, each step uses the sum of old "
+        "and new gradients and training diverges. Accumulation is sometimes wanted: gradient "
+        "accumulation calls zero_grad only every k micro-batches to emulate a bigger batch."
+    ),
+    "train-vs-eval": (
+        "model.train() and model.eval() set the training flag on the module and all submodules. "
+        "In train mode dropout randomly zeroes activations and BatchNorm normalises with the "
+        "statistics of the current batch while updating running_mean and running_var. In eval "
+        "mode dropout is turned off and BatchNorm uses the stored running statistics, so the "
+        "output is deterministic. eval() does not disable autograd: for inference you also wrap "
+        "the code in torch.no_grad() or torch.inference_mode(). Forgetting to call train() "
+        "again after validation is a classic bug."
+    ),
+    "autograd": (
+        "When a tensor has requires_grad=True, autograd records every operation on it during the "
+        "forward pass and builds a dynamic graph: each result keeps a grad_fn pointing to the "
+        "backward function. Calling loss.backward() walks this graph in reverse order using the "
+        "chain rule and stores gradients in the .grad of leaf tensors such as the parameters. "
+        "The graph is freed after backward unless retain_graph=True, and gradients accumulate, "
+        "so you zero them between steps. torch.no_grad() and detach() stop the recording."
+    ),
+}
+
+OFF_TOPIC = [
+    "I spent the weekend hiking in the mountains and cooking pasta with my friends.",
+    "Я в выходные ходил в горы и готовил пасту с друзьями.",
+    "The French Revolution began in 1789 and ended with the rise of Napoleon.",
+]
+
+
+@pytest.mark.parametrize("question_id", sorted(STRONG))
+def test_strong_answer_scores_at_least_seven(
+    grader: Grader, bank: QuestionBank, question_id: str
+) -> None:
+    result = grader.grade(bank.questions[question_id], STRONG[question_id])
+    assert result.score >= 7.0, result.to_json()
+    assert len(result.covered) >= len(result.missed)
+
+
+@pytest.mark.parametrize("question_id", ["train-vs-eval", "pytorch-advantages", "zero-grad"])
+def test_model_answers_score_high_in_both_languages(
+    grader: Grader, bank: QuestionBank, question_id: str
+) -> None:
+    question = bank.questions[question_id]
+    for lang in ("en", "ru"):
+        assert grader.grade(question, question.answer.get(lang), lang).score >= 7.0, lang
+
+
+@pytest.mark.parametrize("answer", OFF_TOPIC)
+@pytest.mark.parametrize("question_id", ["zero-grad", "autograd", "dataloader"])
+def test_off_topic_scores_at_most_two(
+    grader: Grader, bank: QuestionBank, question_id: str, answer: str
+) -> None:
+    assert grader.grade(bank.questions[question_id], answer).score <= 2.0
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "не знаю", "Не знаю.", "I don't know", "idk", "?"])
+def test_empty_or_dont_know_scores_zero(grader: Grader, bank: QuestionBank, answer: str) -> None:
+    result = grader.grade(bank.questions["zero-grad"], answer)
+    assert result.score == 0.0
+    assert result.verdict == "no-answer"
+    assert result.covered == []
+
+
+def test_generic_answer_scores_low(grader: Grader, bank: QuestionBank) -> None:
+    result = grader.grade(
+        bank.questions["pytorch-advantages"], "PyTorch is convenient, flexible and pythonic."
+    )
+    assert result.score <= 4.0
+
+
+def test_misconception_is_flagged_and_rejection_is_not(grader: Grader, bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    wrong = grader.grade(
+        question,
+        "model.eval() turns off gradient computation, so during validation no gradients are "
+        "computed and it uses less memory.",
+    )
+    assert "eval-disables-grad" in [p.id for p in wrong.pitfalls]
+    right = grader.grade(
+        question,
+        "model.eval() does not turn off gradient computation: it only switches dropout off and "
+        "makes BatchNorm use running statistics. Gradients are disabled by torch.no_grad().",
+    )
+    assert "eval-disables-grad" not in [p.id for p in right.pitfalls]
+    assert right.score > wrong.score
+
+
+def test_result_json_has_the_stable_fields(grader: Grader, bank: QuestionBank) -> None:
+    data = grader.grade(bank.questions["zero-grad"], STRONG["zero-grad"], "en").to_json()
+    assert {"question_id", "score", "verdict", "covered", "missed", "pitfalls", "language"} <= set(
+        data
+    )
+    assert data["question_id"] == "zero-grad" and data["language"] == "en"
+    assert data["score"] == round(data["score"], 1) and 0 <= data["score"] <= 10
+    assert set(data["covered"]).isdisjoint(data["missed"])
+
+
+def test_covered_points_quote_the_answer(grader: Grader, bank: QuestionBank) -> None:
+    result = grader.grade(bank.questions["zero-grad"], STRONG["zero-grad"])
+    for point in result.points:
+        if point.covered:
+            assert point.evidence and point.evidence in STRONG["zero-grad"]

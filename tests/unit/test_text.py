@@ -1,0 +1,63 @@
+"""Text helpers the grader relies on."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.scoring.text import detect_language, is_dont_know, mentions, polarity, split_units
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("градиенты копятся в .grad", "ru"),
+        ("gradients accumulate in .grad", "en"),
+        ("zero_grad() обнуляет grad", "ru"),
+        ("", "en"),
+    ],
+)
+def test_detect_language(text: str, lang: str) -> None:
+    assert detect_language(text) == lang
+
+
+@pytest.mark.parametrize(
+    "text", ["не знаю", "Не знаю(", "I don't know", "idk", "no idea, sorry", "", "???", "хз"]
+)
+def test_dont_know(text: str) -> None:
+    assert is_dont_know(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know exactly, but backward() accumulates gradients into .grad of each leaf tensor",
+        "zero_grad clears gradients",
+    ],
+)
+def test_real_answers_are_not_dont_know(text: str) -> None:
+    assert not is_dont_know(text)
+
+
+def test_polarity_sees_negation_and_rejection() -> None:
+    assert polarity("model.eval() turns off gradients") == 1
+    assert polarity("model.eval() does not turn off gradients") == -1
+    assert polarity("eval() doesn't disable autograd") == -1
+    assert polarity("eval() не отключает градиенты") == -1
+    assert polarity("It's a myth that eval() turns off gradients") == -1
+
+
+def test_split_units_keeps_sentences_clauses_and_whole() -> None:
+    text = "eval() switches dropout off. It does not stop autograd, but no_grad does."
+    units = split_units(text)
+    assert units[0] == "eval() switches dropout off."
+    assert "It does not stop autograd," in units[1]
+    assert units[-1] == text
+
+
+def test_mentions_matches_identifiers_not_substrings() -> None:
+    assert mentions("call opt.zero_grad() first", "zero_grad")
+    assert mentions("use model.eval()", "model.eval()")
+    assert mentions("just call eval() on it", "model.eval()")
+    assert not mentions("during training", "self.training")
+    assert mentions("read running_mean", "self.running_mean")
+    assert not mentions("the gradient is", "grad")
