@@ -1,0 +1,185 @@
+"""The whole 1:1 flow through aiogram, HTTP and the fake Bot API, in both languages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.content.loader import QuestionBank
+from bot.storage.engine import create_engine
+from bot.storage.models import Answer
+from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
+from tests.fake_telegram import Fault, FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+LANG = {
+    "en": {"score": "Score: ", "model": "Model answer", "summary": "Average score", "hello": "Hi, Ann"},
+    "ru": {"score": "Оценка: ", "model": "Эталонный ответ", "summary": "Средняя оценка", "hello": "Привет, Ann"},
+}
+
+
+async def count_answers(db_url: str) -> int:
+    engine = create_engine(db_url)
+    async with engine.connect() as conn:
+        value = await conn.scalar(select(func.count()).select_from(Answer))
+    await engine.dispose()
+    return int(value or 0)
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_start_shows_greeting_levels_and_sets_commands(
+    telegram: FakeTelegram, bot: BotProcess, lang: str
+) -> None:
+    user = telegram.user(100, language_code=lang)
+    telegram.send_text(user, "/start")
+    greeting = await wait_text(telegram, 100, LANG[lang]["hello"])
+    buttons = [b["callback_data"] for row in greeting["reply_markup"]["inline_keyboard"] for b in row]
+    assert buttons == ["lvl:junior", "lvl:middle", "lvl:senior"]
+    assert {"", "ru"} <= set(telegram.commands)
+    assert [c["command"] for c in telegram.commands["ru"]] == [
+        "start", "interview", "skip", "stop", "settings", "help"
+    ]
+    assert telegram.commands["ru"][1]["description"] == "Начать собеседование"
+    telegram.send_text(user, "/help")
+    await wait_text(telegram, 100, "/interview [junior|middle|senior] [N]")
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_two_question_interview(
+    telegram: FakeTelegram, bot: BotProcess, bank: QuestionBank, db_url: str, lang: str
+) -> None:
+    words = LANG[lang]
+    user = telegram.user(200, language_code=lang)
+    telegram.send_text(user, "/interview junior 2")
+    first = (await telegram.wait_for(lambda s: question_messages(s, 200), 60))[0]
+    question = find_question(bank, first)
+    assert question.level == "junior"
+    assert first["reply_markup"]["inline_keyboard"][0][0]["callback_data"].startswith("skip:")
+
+    count = len(telegram.bot_messages(200))
+    telegram.send_text(user, question.answer.get(lang))  # the model answer is a strong answer
+    feedback = await wait_text(telegram, 200, words["score"], after=count)
+    score = float(feedback["text"].split(words["score"])[1].split("/10")[0])
+    assert score >= 7.0
+    assert "✅" in feedback["text"]
+    model = await wait_text(telegram, 200, words["model"], after=count)
+    assert "<blockquote expandable>" in model["html"]
+    assert telegram.sent(200, "sendChatAction")[0]["action"] == "typing"
+
+    second = await telegram.wait_for(lambda s: question_messages(s, 200)[1:], 60)
+    assert find_question(bank, second[0]).id != question.id
+    count = len(telegram.bot_messages(200))
+    telegram.send_text(user, "не знаю" if lang == "ru" else "I don't know", reply_to=second[0]["message_id"])
+    zero = await wait_text(telegram, 200, words["score"], after=count)
+    assert f"{words['score']}0/10" in zero["text"]
+    summary = await wait_text(telegram, 200, words["summary"], after=count)
+    assert "/10" in summary["text"]
+    assert await count_answers(db_url) == 2
+
+
+async def test_restart_mid_interview_grades_the_right_question(
+    telegram: FakeTelegram, bot: BotProcess, bank: QuestionBank, db_url: str
+) -> None:
+    user = telegram.user(300)
+    telegram.send_text(user, "/interview middle 2")
+    first = (await telegram.wait_for(lambda s: question_messages(s, 300), 60))[0]
+    question = find_question(bank, first)
+    await bot.stop()  # the process dies with the interview open
+
+    count = len(telegram.bot_messages(300))
+    telegram.send_text(user, question.answer.en)  # sent while the bot is down
+    await bot.start(telegram)
+    feedback = await wait_text(telegram, 300, "Score: ", after=count)
+    assert question.answer.en.strip()[:60] in feedback["text"] or any(
+        question.answer.en.strip()[:60] in m["text"] for m in telegram.bot_messages(300)[count:]
+    )
+    nxt = await telegram.wait_for(lambda s: question_messages(s, 300)[1:], 60)
+    assert find_question(bank, nxt[0]).id != question.id
+    assert await count_answers(db_url) == 1
+
+
+async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProcess) -> None:
+    user = telegram.user(400)
+    telegram.send_text(user, "what is autograd?")
+    await wait_text(telegram, 400, "no open question")
+    telegram.send_text(user, "/interview expert 999")
+    await wait_text(telegram, 400, "Usage: /interview")
+    telegram.send_text(user, "/frobnicate")
+    await wait_text(telegram, 400, "I don't know that command")
+    telegram.send_sticker(user)
+    await wait_text(telegram, 400, "only grade text answers")
+    count = len(telegram.bot_messages(400))
+    telegram.send_photo(user)
+    telegram.send_voice(user)
+    await telegram.wait_for(lambda s: len(s.bot_messages(400)) >= count + 2, 30)
+
+    telegram.send_text(user, "/interview junior 1")
+    question = (await telegram.wait_for(lambda s: question_messages(s, 400), 60))[0]
+    telegram.send_text(user, "autograd")
+    await wait_text(telegram, 400, "Too short to grade")
+
+    count = len(telegram.bot_messages(400))
+    hostile = "<b>bold</b> & <script>x</script> a<b & c>d " + "backward accumulates .grad " * 200
+    answer = telegram.send_text(user, hostile[:4096])
+    feedback = await wait_text(telegram, 400, "Score: ", after=count)
+    assert "<script>" not in feedback["html"]
+    telegram.edit_text(user, answer, "changed my mind")
+    await wait_text(telegram, 400, "Edits are not re-graded")
+    # The question's own skip button is now out of date.
+    callback = question["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    telegram.press(user, question, callback)
+    for forged in ("lvl:expert", "garbage", "skip:abc", "lang:de"):
+        telegram.press(user, question, forged)
+    await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= 5, 30)
+    texts = [p.get("text") for p in telegram.sent(method="answerCallbackQuery")]
+    assert texts.count("This button is out of date.") == 5
+
+
+async def test_two_quick_answers_grade_once(
+    telegram: FakeTelegram, bot: BotProcess, db_url: str
+) -> None:
+    user = telegram.user(500)
+    telegram.send_text(user, "/interview senior 1")
+    await telegram.wait_for(lambda s: question_messages(s, 500), 60)
+    count = len(telegram.bot_messages(500))
+    telegram.send_text(user, "first answer about gradients and memory on the GPU")
+    telegram.send_text(user, "second answer about gradients and memory on the GPU")
+    await wait_text(telegram, 500, "Score: ", after=count)
+    await wait_text(telegram, 500, "Interview finished", after=count)
+    await asyncio.sleep(0.5)
+    texts = [m["text"] for m in telegram.bot_messages(500)[count:]]
+    assert sum("Score: " in t for t in texts) == 1
+    assert any("already" in t or "no open question" in t for t in texts)
+    assert await count_answers(db_url) == 1
+
+
+async def test_rate_limit_is_waited_out(telegram: FakeTelegram, bot: BotProcess) -> None:
+    user = telegram.user(600)
+    telegram.faults.append(Fault("sendMessage", 429, "Too Many Requests: retry after 1", 1))
+    telegram.send_text(user, "/help")
+    await wait_text(telegram, 600, "/interview [junior|middle|senior] [N]")
+    assert [m for m, _ in telegram.requests].count("sendMessage:fault") == 1
+
+
+async def test_blocked_user_does_not_break_the_bot(telegram: FakeTelegram, bot: BotProcess) -> None:
+    blocked = telegram.user(700)
+    telegram.chats[700].blocked = True
+    telegram.send_text(blocked, "/help")
+    other = telegram.user(701)
+    telegram.send_text(other, "/help")
+    await wait_text(telegram, 701, "/interview [junior|middle|senior] [N]")
+
+
+async def test_settings_change_language_and_level(telegram: FakeTelegram, bot: BotProcess) -> None:
+    user = telegram.user(800)
+    telegram.send_text(user, "/settings")
+    settings = await wait_text(telegram, 800, "Settings. Level: junior")
+    telegram.press(user, settings, "lang:ru")
+    await wait_text(telegram, 800, "Настройки. Уровень: junior")
+    telegram.press(user, settings, "lvl:senior")
+    await wait_text(telegram, 800, "Уровень: senior")
+    telegram.send_text(user, "/interview 1")
+    await wait_text(telegram, 800, "Вопрос 1/1 · senior")
