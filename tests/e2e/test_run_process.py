@@ -1,0 +1,86 @@
+"""`python -m bot run` as a real process against the fake Bot API, killed mid-interview."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.content.loader import QuestionBank
+from tests.e2e.conftest import find_question, question_messages, wait_text
+from tests.fake_telegram import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def launch(fake: FakeTelegram, db_url: str, log: Path) -> asyncio.subprocess.Process:
+    env = {
+        **os.environ,
+        "BOT_TOKEN": fake.token,
+        "TELEGRAM_API_URL": fake.url,
+        "DATABASE_URL": db_url,
+        "POLLING_TIMEOUT": "1",
+        "HF_HUB_OFFLINE": "1",
+        "LOG_LEVEL": "INFO",
+    }
+    before = len(fake.sent(method="setMyCommands"))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run", cwd=ROOT, env=env,
+        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 180)
+    except TimeoutError:
+        process.kill()
+        raise AssertionError(log.read_text()[-3000:]) from None
+    return process
+
+
+async def test_run_completes_interviews_in_both_languages_across_a_kill(
+    telegram: FakeTelegram, bank: QuestionBank, tmp_path: Path
+) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    log = tmp_path / "bot.log"
+    process = await launch(telegram, db_url, log)
+    try:
+        en = telegram.user(11, "en")
+        telegram.send_text(en, "/interview junior 2")
+        q1 = find_question(bank, (await telegram.wait_for(lambda s: question_messages(s, 11), 60))[0])
+        telegram.send_text(en, q1.answer.en)
+        await wait_text(telegram, 11, "Score: ")
+        q2_message = (await telegram.wait_for(lambda s: question_messages(s, 11)[1:], 60))[0]
+        q2 = find_question(bank, q2_message)
+
+        process.send_signal(signal.SIGKILL)  # no chance to clean up
+        await process.wait()
+
+        ru = telegram.user(22, "ru", "Иван")
+        telegram.send_text(ru, "/interview junior 2")  # arrives while the bot is down
+        count_en = len(telegram.bot_messages(11))
+        telegram.send_text(en, q2.answer.en, reply_to=q2_message["message_id"])
+
+        process = await launch(telegram, db_url, log)
+        feedback = await wait_text(telegram, 11, "Score: ", after=count_en)
+        assert float(feedback["text"].split("Score: ")[1].split("/10")[0]) >= 7
+        await wait_text(telegram, 11, "Interview finished", after=count_en)
+
+        for index in range(2):
+            asked = await telegram.wait_for(lambda s, i=index: question_messages(s, 22)[i:], 60)
+            question = find_question(bank, asked[0])
+            count = len(telegram.bot_messages(22))
+            telegram.send_text(ru, question.answer.ru)
+            await wait_text(telegram, 22, "Оценка: ", after=count)
+        await wait_text(telegram, 22, "Собеседование завершено")
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                process.kill()
+    assert "Traceback" not in log.read_text()
