@@ -9,6 +9,7 @@ callback_data over 64 bytes, unknown chats. Faults (429 with retry_after, 403, 5
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -273,10 +274,8 @@ class FakeTelegram:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError("the bot did not send what the test waited for")
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._sent.wait(), remaining)
-                except TimeoutError:
-                    pass
 
     async def wait_messages(
         self, chat_id: int, count: int, timeout: float = 60.0
@@ -408,10 +407,8 @@ class FakeTelegram:
             if ready or time.monotonic() >= deadline:
                 return ready[: int(params.get("limit") or 100)]
             self._new_update.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())
-            except TimeoutError:
-                pass
 
     async def _m_sendmessage(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))

@@ -1,4 +1,4 @@
-"""Engine and session factory; SQLite gets WAL and foreign keys so several processes can share it."""
+"""Engine and session factory; SQLite gets WAL and foreign keys for several processes."""
 
 from __future__ import annotations
 

@@ -78,7 +78,9 @@ def find_question(bank: QuestionBank, message: dict[str, Any]) -> Question:
     raise AssertionError(f"no bank question in {message['text']!r}")
 
 
-async def wait_text(fake: FakeTelegram, chat_id: int, needle: str, after: int = 0) -> dict[str, Any]:
+async def wait_text(
+    fake: FakeTelegram, chat_id: int, needle: str, after: int = 0
+) -> dict[str, Any]:
     """The first bot message after index `after` whose text contains `needle`."""
 
     def found(s: FakeTelegram) -> dict[str, Any] | None:

@@ -11,13 +11,23 @@ from bot.content.loader import QuestionBank
 from bot.storage.engine import create_engine
 from bot.storage.models import Answer
 from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
-from tests.fake_telegram import Fault, FakeTelegram
+from tests.fake_telegram import FakeTelegram, Fault
 
 pytestmark = pytest.mark.e2e
 
 LANG = {
-    "en": {"score": "Score: ", "model": "Model answer", "summary": "Average score", "hello": "Hi, Ann"},
-    "ru": {"score": "Оценка: ", "model": "Эталонный ответ", "summary": "Средняя оценка", "hello": "Привет, Ann"},
+    "en": {
+        "score": "Score: ",
+        "model": "Model answer",
+        "summary": "Average score",
+        "hello": "Hi, Ann",
+    },
+    "ru": {
+        "score": "Оценка: ",
+        "model": "Эталонный ответ",
+        "summary": "Средняя оценка",
+        "hello": "Привет, Ann",
+    },
 }
 
 
@@ -36,11 +46,18 @@ async def test_start_shows_greeting_levels_and_sets_commands(
     user = telegram.user(100, language_code=lang)
     telegram.send_text(user, "/start")
     greeting = await wait_text(telegram, 100, LANG[lang]["hello"])
-    buttons = [b["callback_data"] for row in greeting["reply_markup"]["inline_keyboard"] for b in row]
+    buttons = [
+        b["callback_data"] for row in greeting["reply_markup"]["inline_keyboard"] for b in row
+    ]
     assert buttons == ["lvl:junior", "lvl:middle", "lvl:senior"]
     assert {"", "ru"} <= set(telegram.commands)
     assert [c["command"] for c in telegram.commands["ru"]] == [
-        "start", "interview", "skip", "stop", "settings", "help"
+        "start",
+        "interview",
+        "skip",
+        "stop",
+        "settings",
+        "help",
     ]
     assert telegram.commands["ru"][1]["description"] == "Начать собеседование"
     telegram.send_text(user, "/help")
@@ -72,7 +89,9 @@ async def test_two_question_interview(
     second = await telegram.wait_for(lambda s: question_messages(s, 200)[1:], 60)
     assert find_question(bank, second[0]).id != question.id
     count = len(telegram.bot_messages(200))
-    telegram.send_text(user, "не знаю" if lang == "ru" else "I don't know", reply_to=second[0]["message_id"])
+    telegram.send_text(
+        user, "не знаю" if lang == "ru" else "I don't know", reply_to=second[0]["message_id"]
+    )
     zero = await wait_text(telegram, 200, words["score"], after=count)
     assert f"{words['score']}0/10" in zero["text"]
     summary = await wait_text(telegram, 200, words["summary"], after=count)

@@ -30,8 +30,14 @@ async def launch(fake: FakeTelegram, db_url: str, log: Path) -> asyncio.subproce
     }
     before = len(fake.sent(method="setMyCommands"))
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "run", cwd=ROOT, env=env,
-        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=asyncio.subprocess.STDOUT,
     )
     try:
         await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 180)
@@ -50,7 +56,9 @@ async def test_run_completes_interviews_in_both_languages_across_a_kill(
     try:
         en = telegram.user(11, "en")
         telegram.send_text(en, "/interview junior 2")
-        q1 = find_question(bank, (await telegram.wait_for(lambda s: question_messages(s, 11), 60))[0])
+        q1 = find_question(
+            bank, (await telegram.wait_for(lambda s: question_messages(s, 11), 60))[0]
+        )
         telegram.send_text(en, q1.answer.en)
         await wait_text(telegram, 11, "Score: ")
         q2_message = (await telegram.wait_for(lambda s: question_messages(s, 11)[1:], 60))[0]

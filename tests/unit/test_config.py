@@ -19,8 +19,13 @@ def test_defaults_work_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("BOT_TOKEN", "not-a-token"), ("EMBEDDING_DEVICE", "tpu"), ("ADMIN_IDS", "1,x"),
-     ("LOG_LEVEL", "loud"), ("TELEGRAM_API_URL", "localhost:8081")],
+    [
+        ("BOT_TOKEN", "not-a-token"),
+        ("EMBEDDING_DEVICE", "tpu"),
+        ("ADMIN_IDS", "1,x"),
+        ("LOG_LEVEL", "loud"),
+        ("TELEGRAM_API_URL", "localhost:8081"),
+    ],
 )
 def test_invalid_setting_is_named_in_one_line(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str

@@ -98,10 +98,10 @@ def test_loader_names_the_file_and_checks_follow_ups(tmp_path: Path) -> None:
     with pytest.raises(BankError, match="sample -> missing-one"):
         load_bank(tmp_path)
     (tmp_path / "sample.yaml").write_text(yaml.safe_dump(dict(MINIMAL, id="other")), "utf-8")
-    with pytest.raises(BankError, match="sample.yaml: id 'other' must match"):
+    with pytest.raises(BankError, match=r"sample\.yaml: id 'other' must match"):
         load_bank(tmp_path)
     (tmp_path / "sample.yaml").write_text("id: [unclosed", "utf-8")
-    with pytest.raises(BankError, match="sample.yaml: invalid YAML"):
+    with pytest.raises(BankError, match=r"sample\.yaml: invalid YAML"):
         load_bank(tmp_path)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
@@ -14,14 +15,12 @@ from bot.services.interviews import InterviewService, Outcome
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
 from bot.storage.models import AskedQuestion
 
-import pytest
 
-
-def make(sessions, bank: QuestionBank, scoring: ScoringService) -> InterviewService:  # noqa: ANN001
+def make(sessions, bank: QuestionBank, scoring: ScoringService) -> InterviewService:
     return InterviewService(sessions, bank, scoring, random.Random(7))
 
 
-async def deliver(service: InterviewService, user_id: int) -> list:  # noqa: ANN001
+async def deliver(service: InterviewService, user_id: int) -> list:
     items = await service.outbox(user_id)
     for index, item in enumerate(items):
         await service.mark_sent(item, 10_000 + index if isinstance(item, QuestionItem) else None)
@@ -37,7 +36,7 @@ def test_parse_interview_args() -> None:
             parse_interview_args(bad)
 
 
-async def test_unseen_questions_come_first(sessions, bank: QuestionBank, scoring) -> None:  # noqa: ANN001
+async def test_unseen_questions_come_first(sessions, bank: QuestionBank, scoring) -> None:
     service = make(sessions, bank, scoring)
     await service.ensure_user(1, "en")
     seen: set[str] = set()
@@ -52,7 +51,7 @@ async def test_unseen_questions_come_first(sessions, bank: QuestionBank, scoring
         await deliver(service, 1)
 
 
-async def test_racing_answers_grade_once(sessions, bank: QuestionBank, scoring) -> None:  # noqa: ANN001
+async def test_racing_answers_grade_once(sessions, bank: QuestionBank, scoring) -> None:
     service = make(sessions, bank, scoring)
     await service.ensure_user(2, "en")
     await service.start(2, 2, "junior", 2)
@@ -64,10 +63,12 @@ async def test_racing_answers_grade_once(sessions, bank: QuestionBank, scoring) 
     outcomes = sorted(o for o, _ in results)
     assert outcomes == sorted([Outcome.graded, Outcome.busy])
     # The same Telegram message delivered again after a restart is ignored.
-    assert (await service.submit(2, 2, "backward adds gradients into .grad", 1))[0] is Outcome.duplicate
+    assert (await service.submit(2, 2, "backward adds gradients into .grad", 1))[
+        0
+    ] is Outcome.duplicate
 
 
-async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> None:  # noqa: ANN001
+async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> None:
     service = make(sessions, bank, scoring)
     await service.ensure_user(3, "ru")
     started = await service.start(3, 3, "middle", 3)
@@ -91,7 +92,7 @@ async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> N
 
 
 async def test_restart_recovers_an_answer_stored_but_not_graded(
-    sessions, bank: QuestionBank, scoring  # noqa: ANN001
+    sessions, bank: QuestionBank, scoring
 ) -> None:
     service = make(sessions, bank, scoring)
     await service.ensure_user(4, "en")
@@ -109,9 +110,7 @@ async def test_restart_recovers_an_answer_stored_but_not_graded(
     service.grade_pending = original  # type: ignore[method-assign]
     async with sessions() as session:
         statuses = (
-            await session.scalars(
-                select(AskedQuestion.status).where(AskedQuestion.user_id == 4)
-            )
+            await session.scalars(select(AskedQuestion.status).where(AskedQuestion.user_id == 4))
         ).all()
     assert "grading" in statuses
 
