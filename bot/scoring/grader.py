@@ -230,7 +230,8 @@ class Grader:
             return np.maximum(per_lang[0], per_lang[1])
 
         pitfalls = self._pitfalls(question, units, sims(qv.claims), sims(qv.corrections))
-        wrong_units = [units.index(p.evidence) for p in pitfalls]
+        # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.
+        wrong_units = [i for i, u in enumerate(units) if any(p.evidence in u for p in pitfalls)]
 
         # Best sentence per key point, over both languages of the point. A sentence that states
         # a misconception earns no credit, however close its words are to a key point.
