@@ -111,10 +111,9 @@ async def test_restart_mid_interview_grades_the_right_question(
     count = len(telegram.bot_messages(300))
     telegram.send_text(user, question.answer.en)  # sent while the bot is down
     await bot.start(telegram)
-    feedback = await wait_text(telegram, 300, "Score: ", after=count)
-    assert question.answer.en.strip()[:60] in feedback["text"] or any(
-        question.answer.en.strip()[:60] in m["text"] for m in telegram.bot_messages(300)[count:]
-    )
+    await wait_text(telegram, 300, "Score: ", after=count)
+    # Long feedback is split in two messages; the model answer may be in the second.
+    await wait_text(telegram, 300, question.answer.en.strip()[:60], after=count)
     nxt = await telegram.wait_for(lambda s: question_messages(s, 300)[1:], 60)
     assert find_question(bank, nxt[0]).id != question.id
     assert await count_answers(db_url) == 1
