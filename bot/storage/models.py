@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -110,3 +111,90 @@ class Answer(Base):
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("asked_id"), Index("ix_answers_status", "status"))
+
+
+# --- group rounds (issue 3) -------------------------------------------------------------------
+
+
+class GroupChat(Base):
+    """A group or supergroup the bot is in, with its round settings."""
+
+    __tablename__ = "groups"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    title: Mapped[str | None] = mapped_column(String(255))
+    language: Mapped[str] = mapped_column(String(2), default="en")
+    level: Mapped[str] = mapped_column(String(10), default="junior")
+    allow_everyone: Mapped[bool] = mapped_column(Boolean, default=False)  # not only admins
+    active: Mapped[bool] = mapped_column(Boolean, default=True)  # the bot is a member
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Round(Base):
+    """A mock-interview round in a group: questions asked one after another, all answer."""
+
+    __tablename__ = "rounds"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(8), default="round")  # round | quiz
+    level: Mapped[str] = mapped_column(String(10))
+    question_ids: Mapped[list[str]] = mapped_column(JSON)
+    position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
+    seconds: Mapped[int] = mapped_column(Integer)  # time per question
+    # active -> finishing (leaderboard owed) -> finished; stopped: the bot left the group
+    status: Mapped[str] = mapped_column(String(12), default="active")
+    started_by: Mapped[int | None] = mapped_column(BigInteger)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_rounds_chat_status", "chat_id", "status"),)
+
+
+class RoundQuestion(Base):
+    """One question of a round; answers are replies to its message until the deadline."""
+
+    __tablename__ = "round_questions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    position: Mapped[int] = mapped_column(Integer)
+    question_id: Mapped[str] = mapped_column(String(80))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)  # None until posted
+    poll_id: Mapped[str | None] = mapped_column(String(64))  # quiz rounds
+    # open -> grading (closed, answers being graded) -> graded (results owed) -> done
+    status: Mapped[str] = mapped_column(String(12), default="open")
+    deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # set when posted
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint("round_id", "position"),
+        Index("ix_round_questions_chat_message", "chat_id", "message_id"),
+        Index("ix_round_questions_status", "status"),
+    )
+
+
+class RoundAnswer(Base):
+    """A participant's answer to one round question: one per participant, the latest wins."""
+
+    __tablename__ = "round_answers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    round_question_id: Mapped[int] = mapped_column(
+        ForeignKey("round_questions.id", ondelete="CASCADE")
+    )
+    user_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(2))
+    status: Mapped[str] = mapped_column(String(12), default="pending")  # pending -> graded
+    score: Mapped[float | None] = mapped_column(Float)
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    covered: Mapped[list[str] | None] = mapped_column(JSON)
+    pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
+    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
