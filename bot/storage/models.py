@@ -198,3 +198,56 @@ class RoundAnswer(Base):
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
+
+
+# --- daily questions (issue 6) ----------------------------------------------------------------
+
+
+class DailySubscription(Base):
+    """A user's daily question: local time and timezone (kept after /daily off), next due."""
+
+    __tablename__ = "daily_subscriptions"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    local_time: Mapped[str] = mapped_column(String(5))  # "HH:MM" in `timezone`
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")  # IANA name or UTC+HH:MM
+    level: Mapped[str | None] = mapped_column(String(10))  # None: the user's level
+    weekdays_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    next_due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # UTC
+    stopped_reason: Mapped[str | None] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ix_daily_subscriptions_due", "active", "next_due_at"),)
+
+
+class DailyDelivery(Base):
+    """One day's question for one user: unique per (user, local date), claimed before sending."""
+
+    __tablename__ = "daily_deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    local_date: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD in the user's timezone
+    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # pending -> sending (claimed) -> sent | failed (with `reason`)
+    status: Mapped[str] = mapped_column(String(12), default="pending")
+    claim_token: Mapped[str | None] = mapped_column(String(32))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    question_id: Mapped[str | None] = mapped_column(String(80))
+    ask_id: Mapped[int | None] = mapped_column(
+        ForeignKey("asked_questions.id", ondelete="SET NULL"), index=True
+    )
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    reason: Mapped[str | None] = mapped_column(String(200))
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "local_date"),
+        Index("ix_daily_deliveries_status_due", "status", "due_at"),
+        Index("ix_daily_deliveries_claim_token", "claim_token"),
+    )
