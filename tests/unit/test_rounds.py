@@ -1,0 +1,258 @@
+"""Group rounds service: a fake clock and a stub grader, the real database and bank."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import Question
+from bot.scoring.grader import GradeResult, PitfallHit, PointResult
+from bot.services.rounds import (
+    AnswerOutcome,
+    RoundService,
+    RoundUsageError,
+    StartOutcome,
+    parse_round_args,
+    ranks,
+)
+from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.storage.models import RoundAnswer
+
+GROUP, OTHER = -1001, -1002
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class StubScoring:
+    """Grades "score N ..." as N; covers the first key point from 5 up, flags "pitfall"."""
+
+    def __init__(self) -> None:
+        self.graded: list[str] = []
+
+    async def grade(self, question: Question, text: str, lang: str | None = None) -> GradeResult:
+        self.graded.append(text)
+        found = re.search(r"score (\d+(?:\.\d)?)", text)
+        score = float(found.group(1)) if found else 0.0
+        points = [
+            PointResult(p.id, i == 0 and score >= 5, 1.0, None)
+            for i, p in enumerate(question.key_points)
+        ]
+        hits = [PitfallHit(question.pitfalls[0].id, 0.9, text)] if "pitfall" in text else []
+        return GradeResult(question.id, lang or "en", score, "good", points, hits)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def stub() -> StubScoring:
+    return StubScoring()
+
+
+@pytest.fixture
+def service(sessions, bank: QuestionBank, clock: Clock, stub: StubScoring) -> RoundService:
+    return RoundService(sessions, bank, stub, clock=clock)  # type: ignore[arg-type]
+
+
+async def post_question(service: RoundService, chat_id: int, message_id: int) -> RoundQuestionItem:
+    items = await service.outbox(chat_id)
+    assert len(items) == 1 and isinstance(items[0], RoundQuestionItem)
+    await service.mark_sent(items[0], message_id)
+    return items[0]
+
+
+async def results(service: RoundService, chat_id: int) -> ResultsItem:
+    await service.grade_closed(chat_id)
+    items = await service.outbox(chat_id)
+    assert isinstance(items[0], ResultsItem)
+    return items[0]
+
+
+def test_parse_round_args() -> None:
+    assert parse_round_args(None).count is None
+    args = parse_round_args("middle 3 60")
+    assert (args.level, args.count, args.seconds, args.stop) == ("middle", 3, 60, False)
+    assert parse_round_args("2 senior").level == "senior"
+    assert parse_round_args("STOP").stop
+    for bad in ("expert", "0", "21", "3 5", "3 60 7", "middle middle", "stop now", "3 99999"):
+        with pytest.raises(RoundUsageError):
+            parse_round_args(bad)
+    assert parse_round_args("3 2", min_seconds=1).seconds == 2
+
+
+def test_ranks_share_places_on_ties() -> None:
+    assert ranks([9.0, 9.0, 7.0, 5.0, 5.0]) == [1, 1, 3, 4, 4]
+    assert ranks([]) == []
+
+
+async def test_two_question_round_ranks_and_leaderboard(
+    service: RoundService, clock: Clock, stub: StubScoring
+) -> None:
+    await service.ensure_group(GROUP, "ML club", "en")
+    started = await service.start(GROUP, 1, "junior", 2, 60)
+    assert started.outcome is StartOutcome.started and started.count == 2
+    first = await post_question(service, GROUP, 500)
+    assert (first.position, first.total, first.seconds) == (1, 2, 60)
+
+    ok = await service.submit(GROUP, 11, "Ann", 500, "score 4 first try", 601)
+    assert ok.outcome is AnswerOutcome.accepted and not ok.complete
+    again = await service.submit(GROUP, 11, "Ann", 500, "score 9 better answer", 602)
+    assert again.outcome is AnswerOutcome.replaced
+    edit = await service.submit(GROUP, 12, "Bob", 500, "score 6 with pitfall", 603)
+    assert edit.outcome is AnswerOutcome.accepted
+    assert (await service.submit(GROUP, 13, "<Cy>", 500, "score 2 three words", 604)).outcome == (
+        AnswerOutcome.accepted
+    )
+    edited = await service.submit(GROUP, 12, "Bob", 500, "score 7 pitfall", 603, edited=True)
+    assert edited.outcome is AnswerOutcome.replaced
+    # Not yet: the deadline is 60 s away, and no one is "expected" on the first question.
+    assert await service.due() == []
+    clock.advance(61)
+    late = await service.submit(GROUP, 14, "Dan", 500, "score 10 too late here", 605)
+    assert late.outcome is AnswerOutcome.closed
+    assert await service.due() == [GROUP]
+    assert await service.expire() == [GROUP]
+    item = await results(service, GROUP)
+    assert [(line.name, line.score, line.rank) for line in item.lines] == [
+        ("Ann", 9.0, 1),
+        ("Bob", 7.0, 2),
+        ("<Cy>", 2.0, 3),
+    ]
+    assert item.best_covered == [item.question.key_points[0].id]  # type: ignore[union-attr]
+    assert item.pitfalls == {item.question.pitfalls[0].id: 1}  # type: ignore[union-attr]
+    assert sorted(stub.graded) == ["score 2 three words", "score 7 pitfall", "score 9 better answer"]
+    await service.mark_sent(item, 700)
+
+    second = await post_question(service, GROUP, 800)
+    assert second.position == 2 and second.question.id != first.question.id
+    await service.submit(GROUP, 12, "Bob", 800, "score 8 second answer", 801)
+    await service.submit(GROUP, 13, "<Cy>", 800, "score 8 second answer", 802)
+    done = await service.submit(GROUP, 11, "Ann", 800, "I don't know", 803)
+    assert done.complete  # everyone who answered before has answered
+    assert await service.close_current(GROUP)
+    item = await results(service, GROUP)
+    assert [(line.name, line.rank) for line in item.lines] == [("Bob", 1), ("<Cy>", 1), ("Ann", 3)]
+    await service.mark_sent(item, 900)
+
+    board = (await service.outbox(GROUP))[0]
+    assert isinstance(board, LeaderboardItem)
+    assert [(s.name, s.total, s.rank) for s in board.standings] == [
+        ("Bob", 15.0, 1),
+        ("<Cy>", 10.0, 2),
+        ("Ann", 9.0, 3),
+    ]
+    await service.mark_sent(board, 901)
+    assert await service.outbox(GROUP) == []
+    assert await service.active_round(GROUP) is None
+    assert len(stub.graded) == 6  # every final answer graded exactly once
+
+
+async def test_bad_answers_and_one_round_per_group(service: RoundService, clock: Clock) -> None:
+    await service.start(GROUP, 1, "junior", 1, 30)
+    again = await service.start(GROUP, 1, "middle", 1, 30)
+    assert again.outcome is StartOutcome.already_running
+    await post_question(service, GROUP, 50)
+    assert (await service.submit(GROUP, 2, "A", None, "score 5 no reply")).outcome is (
+        AnswerOutcome.not_a_question
+    )
+    assert (await service.submit(GROUP, 2, "A", 49, "score 5 wrong message")).outcome is (
+        AnswerOutcome.not_a_question
+    )
+    assert (await service.submit(OTHER, 2, "A", 50, "score 5 other chat")).outcome is (
+        AnswerOutcome.not_a_question
+    )
+    assert (await service.submit(GROUP, 2, "A", 50, "short")).outcome is AnswerOutcome.too_short
+    first = await service.submit(GROUP, 2, "A", 50, "score 5 a real answer", 60)
+    assert first.outcome is AnswerOutcome.accepted
+    same = await service.submit(GROUP, 2, "A", 50, "score 5 a real answer", 60)
+    assert same.outcome is AnswerOutcome.duplicate
+    huge = await service.submit(GROUP, 3, "B", 50, "score 3 " + "word " * 5000, 61)
+    assert huge.outcome is AnswerOutcome.accepted
+    async with service.sessions() as session:
+        lengths = (await session.scalars(select(func.length(RoundAnswer.text)))).all()
+    assert max(lengths) == 4096
+    # A second group runs its own round at the same time.
+    assert (await service.start(OTHER, 9, None, 1, 30)).outcome is StartOutcome.started
+    await post_question(service, OTHER, 50)  # the same message id in another chat
+    other = await service.submit(OTHER, 2, "A", 50, "score 1 in the other group", 62)
+    assert other.outcome is AnswerOutcome.accepted
+    clock.advance(31)
+    assert sorted(await service.expire()) == [OTHER, GROUP]
+    assert [line.score for line in (await results(service, GROUP)).lines] == [5.0, 3.0]
+    assert [line.score for line in (await results(service, OTHER)).lines] == [1.0]
+    old = await service.submit(GROUP, 4, "C", 50, "score 9 answer to an old question", 63)
+    assert old.outcome is AnswerOutcome.closed
+
+
+async def test_stop_finishes_with_results_and_removal_ends_silently(
+    service: RoundService, clock: Clock
+) -> None:
+    assert not await service.stop(GROUP)
+    await service.start(GROUP, 1, "senior", 5, 30)
+    await post_question(service, GROUP, 10)
+    await service.submit(GROUP, 2, "A", 10, "score 6 before the stop", 11)
+    assert await service.stop(GROUP)
+    item = await results(service, GROUP)
+    assert item.total == 1 and item.lines[0].score == 6.0
+    await service.mark_sent(item, 12)
+    board = (await service.outbox(GROUP))[0]
+    assert isinstance(board, LeaderboardItem) and board.questions == 1
+    await service.mark_sent(board, 13)
+
+    await service.start(GROUP, 1, "senior", 5, 30)
+    await post_question(service, GROUP, 20)
+    await service.submit(GROUP, 2, "A", 20, "score 6 before removal", 21)
+    assert await service.bot_removed(GROUP)
+    assert await service.outbox(GROUP) == []
+    assert await service.due() == []
+    assert not (await service.group(GROUP)).active  # type: ignore[union-attr]
+    assert (await service.start(GROUP, 1)).outcome is StartOutcome.started  # re-added later
+
+
+async def test_state_survives_a_new_service(
+    sessions, bank: QuestionBank, service: RoundService, clock: Clock, stub: StubScoring
+) -> None:
+    await service.start(GROUP, 1, "middle", 2, 30)
+    await post_question(service, GROUP, 10)
+    await service.submit(GROUP, 2, "A", 10, "score 7 stored before the crash", 11)
+    clock.advance(45)
+    # A fresh process: nothing in memory, the deadline and the answer come from the database.
+    fresh = RoundService(sessions, bank, stub, clock=clock)  # type: ignore[arg-type]
+    assert await fresh.due() == [GROUP]
+    await fresh.expire(GROUP)
+    item = await results(fresh, GROUP)
+    assert item.lines[0].score == 7.0
+
+
+async def test_all_time_leaderboard(service: RoundService) -> None:
+    for answer in ("score 4 first round", "score 5 second round"):
+        await service.start(GROUP, 1, "junior", 1, 30)
+        await post_question(service, GROUP, 10 if "first" in answer else 20)
+        await service.submit(GROUP, 2, "A", 10 if "first" in answer else 20, answer)
+        await service.submit(GROUP, 3, "B", 10 if "first" in answer else 20, "score 8 always good")
+        await service.close_current(GROUP)
+        for item in [await results(service, GROUP)]:
+            await service.mark_sent(item, None)
+        for item in await service.outbox(GROUP):
+            await service.mark_sent(item, None)
+    top = await service.leaderboard(GROUP)
+    assert [(s.name, s.total, s.answers, s.rank) for s in top] == [
+        ("B", 16.0, 2, 1),
+        ("A", 9.0, 2, 2),
+    ]
+    assert await service.leaderboard(OTHER) == []
