@@ -135,7 +135,11 @@ async def test_two_question_round_ranks_and_leaderboard(
     ]
     assert item.best_covered == [item.question.key_points[0].id]  # type: ignore[union-attr]
     assert item.pitfalls == {item.question.pitfalls[0].id: 1}  # type: ignore[union-attr]
-    assert sorted(stub.graded) == ["score 2 three words", "score 7 pitfall", "score 9 better answer"]
+    assert sorted(stub.graded) == [
+        "score 2 three words",
+        "score 7 pitfall",
+        "score 9 better answer",
+    ]
     await service.mark_sent(item, 700)
 
     second = await post_question(service, GROUP, 800)
