@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
@@ -21,8 +23,11 @@ from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.migrations import upgrade_async
+from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
+from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
+from bot.telegram.rounds_setup import attach_rounds
 from bot.telegram.routers import build_routers
 
 log = logging.getLogger(__name__)
@@ -49,7 +54,7 @@ async def build_services(settings: Settings, scoring: ScoringService | None = No
     engine = create_engine(settings.database_url)
     owns_scoring = scoring is None
     if scoring is None:
-        scoring = ScoringService(bank, settings.embedding_model, settings.embedding_device)
+        scoring = ScoringService.from_settings(settings, bank)
         await scoring.start(warm=True)
     interviews = InterviewService(create_session_factory(engine), bank, scoring)
     return Services(engine, scoring, interviews, owns_scoring)
@@ -61,6 +66,8 @@ def build_bot(settings: Settings) -> Bot:
     else:
         session = AiohttpSession()
     session.middleware(RetryMiddleware())
+    # Inside the retry loop: every attempt of every request takes a token of the global rate.
+    session.middleware(RateLimitMiddleware(TokenBucket(settings.send_rate)))
     return Bot(
         require_token(settings),
         session=session,
@@ -93,18 +100,26 @@ async def recover(interviews: InterviewService, delivery: Delivery) -> None:
 
 
 async def run_polling(
-    settings: Settings, handle_signals: bool = True, scoring: ScoringService | None = None
+    settings: Settings,
+    handle_signals: bool = True,
+    scoring: ScoringService | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> None:
-    """Run until stopped. Tests pass their own `scoring` to share one loaded model."""
+    """Run until stopped. Tests pass their own `scoring` to share one loaded model, and a
+    `clock` (aware UTC datetimes) to move the daily schedule without waiting."""
     bot = build_bot(settings)  # validates the token before the slow start-up
     services = await build_services(settings, scoring)
     delivery = Delivery(bot, services.interviews)
     dp = build_dispatcher(services.interviews, delivery)
+    rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings)
+    daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
     try:
         me = await bot.get_me()
         log.info("running as @%s", me.username)
         await set_commands(bot)
         await recover(services.interviews, delivery)
+        rounds.start_ticker()  # resumes group rounds left by a previous process
+        daily.start()  # sends what fell due while the bot was down (within the grace window)
         await dp.start_polling(
             bot,
             allowed_updates=dp.resolve_used_update_types(),
@@ -112,6 +127,8 @@ async def run_polling(
             handle_signals=handle_signals,
         )
     finally:
+        await daily.close()  # finishes the daily messages in flight
+        await rounds.close()
         await bot.session.close()
         await services.close()
 

@@ -27,6 +27,18 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     content_dir: Path = Path(__file__).resolve().parents[1] / "content" / "pytorch"
     polling_timeout: int = Field(default=10, ge=0, le=50)
+    # Daily questions: how often the scheduler looks for due ones, how late a missed one may
+    # still go out, and the global send rate (Telegram allows about 30 messages/s in all).
+    daily_tick_seconds: float = Field(default=15.0, gt=0, le=60)
+    daily_grace_hours: float = Field(default=3.0, ge=0, le=48)
+    send_rate: float = Field(default=25.0, gt=0, le=1000)
+    # Group rounds: how often deadlines are checked, the shortest time per question a /round
+    # may ask for, and the bot's message budget per group (Telegram allows about 20 a minute).
+    round_tick: float = Field(default=1.0, gt=0, le=60)
+    round_min_seconds: int = Field(default=10, ge=1, le=600)
+    group_messages_per_minute: int = Field(default=20, ge=1, le=60)
+    embedding_cache_dir: Path | None = Path("./data/cache")  # bank vectors per (model, bank)
+    grader_max_batch: int = Field(default=64, ge=1, le=1024)
 
     @field_validator("admin_ids", mode="before")
     @classmethod

@@ -30,6 +30,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "/interview [junior|middle|senior] [N] — собеседование из N вопросов (по умолчанию 5)\n"
             "/skip — пропустить вопрос\n"
             "/stop — закончить собеседование\n"
+            "/daily ЧЧ:ММ [часовой пояс] — вопрос каждый день; /daily — настройки\n"
             "/settings — уровень и язык\n"
             "/help — эта справка\n\n"
             "Отвечайте обычным сообщением или ответом (reply) на сообщение с вопросом."
@@ -38,6 +39,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "/interview [junior|middle|senior] [N] — an interview of N questions (default 5)\n"
             "/skip — skip the question\n"
             "/stop — end the interview\n"
+            "/daily HH:MM [timezone] — a question every day; /daily — its settings\n"
             "/settings — level and language\n"
             "/help — this help\n\n"
             "Answer with a plain message or a reply to the question message."
@@ -155,6 +157,178 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "В группах я пока не провожу собеседования — напишите мне в личные сообщения.",
         "en": "I don't run interviews in groups yet — message me privately.",
     },
+    # --- group rounds (issue 3) ---
+    "group_howto": {
+        "ru": "Привет! Я провожу тренировочные собеседования по ML прямо в группе.\n\nАдминистратор запускает раунд: /round [junior|middle|senior] [N] [секунды] (по умолчанию 5 вопросов по 120 с). Чтобы ответить, сделайте reply на сообщение с вопросом — права администратора мне не нужны. Засчитывается ваш последний ответ до дедлайна. После каждого вопроса — оценки всех участников, в конце — таблица. /top — общий рейтинг группы, /settings — настройки.",
+        "en": "Hi! I run mock ML interviews right here in the group.\n\nAn admin starts a round: /round [junior|middle|senior] [N] [seconds] (default: 5 questions, 120 s each). To answer, reply to the question message — I need no admin rights. Your latest reply before the deadline counts. After each question everyone's scores are posted, and a leaderboard at the end. /top shows the group's all-time leaderboard, /settings the group settings.",
+    },
+    "round_usage": {
+        "ru": "Формат: /round [junior|middle|senior] [N] [секунды] — N от 1 до {max} (по умолчанию 5), секунды от {min} до {max_seconds} (по умолчанию 120). /round stop — закончить раунд.",
+        "en": "Usage: /round [junior|middle|senior] [N] [seconds] — N from 1 to {max} (default 5), seconds from {min} to {max_seconds} (default 120). /round stop ends the round.",
+    },
+    "round_admins_only": {
+        "ru": "Запускать и останавливать раунды могут только администраторы группы.",
+        "en": "Only the group's admins can start or stop a round.",
+    },
+    "round_started": {
+        "ru": "Раунд начался: {count} вопр., уровень {level}, по {seconds} с на вопрос. Отвечайте reply на сообщение с вопросом; у каждого один ответ — засчитывается последний до дедлайна.",
+        "en": "Round started: {count} question(s), level {level}, {seconds} s each. Reply to the question message; one answer per person — your latest reply before the deadline counts.",
+    },
+    "round_running": {
+        "ru": "Раунд уже идёт. Администратор может закончить его: /round stop",
+        "en": "A round is already running. An admin can end it with /round stop",
+    },
+    "round_none": {
+        "ru": "Сейчас раунд не идёт. Начать: /round",
+        "en": "No round is running. Start one: /round",
+    },
+    "round_stopping": {
+        "ru": "Раунд заканчивается: это последний вопрос.",
+        "en": "Ending the round: this is the last question.",
+    },
+    "round_question_header": {
+        "ru": "Раунд · вопрос {position}/{total} · {level}",
+        "en": "Round · question {position}/{total} · {level}",
+    },
+    "round_question_hint": {
+        "ru": "Ответьте reply на это сообщение в течение {seconds} с. Один ответ на человека, засчитывается последний.",
+        "en": "Reply to this message within {seconds} s. One answer per person; your latest reply counts.",
+    },
+    "btn.round_next": {"ru": "Дальше ⏭", "en": "Next ⏭"},
+    "round_results_header": {
+        "ru": "Итоги · вопрос {position}/{total}",
+        "en": "Results · question {position}/{total}",
+    },
+    "round_no_answers": {"ru": "Ответов не было.", "en": "No answers to this question."},
+    "round_no_answer": {"ru": "нет ответа", "en": "no answer"},
+    "round_best_covered": {
+        "ru": "Лучший ответ раскрыл:",
+        "en": "The best answer covered:",
+    },
+    "round_pitfalls": {
+        "ru": "Ошибки участников:",
+        "en": "Pitfalls participants fell into:",
+    },
+    "round_leaderboard": {
+        "ru": "Раунд завершён — итоговая таблица ({questions} вопр.):",
+        "en": "Round finished — leaderboard ({questions} question(s)):",
+    },
+    "round_leaderboard_empty": {
+        "ru": "Ни одного ответа в этом раунде.",
+        "en": "No answers in this round.",
+    },
+    "round_top_title": {"ru": "Общий рейтинг группы:", "en": "The group's all-time leaderboard:"},
+    "round_top_empty": {
+        "ru": "Оценённых ответов пока нет. Начать раунд: /round",
+        "en": "No graded answers yet. Start a round: /round",
+    },
+    "round_answers_count": {"ru": "ответов: {count}", "en": "{count} answer(s)"},
+    "round_reply_not_question": {
+        "ru": "Чтобы ответить, сделайте reply на сообщение с вопросом текущего раунда.",
+        "en": "To answer, reply to the question message of the current round.",
+    },
+    "round_closed": {
+        "ru": "Этот вопрос уже закрыт — ответы после дедлайна не оцениваются.",
+        "en": "This question is closed — answers after the deadline are not graded.",
+    },
+    "round_too_short": {
+        "ru": "Слишком коротко для оценки — ответьте парой предложений (новый reply заменит этот).",
+        "en": "Too short to grade — answer in a sentence or two (a new reply replaces this one).",
+    },
+    "round_not_text": {
+        "ru": "Оцениваются только текстовые ответы — ответьте текстом.",
+        "en": "Only text answers are graded — reply with text.",
+    },
+    "round_next_pressed": {"ru": "Закрываю вопрос…", "en": "Closing the question…"},
+    "round_next_admins": {
+        "ru": "Переходить дальше могут только администраторы.",
+        "en": "Only admins can move on.",
+    },
+    "group_private_only": {
+        "ru": "Личные собеседования идут в личном чате — напишите мне туда. В группе: /round, /top, /help.",
+        "en": "Personal interviews run in a private chat — message me there. In the group: /round, /top, /help.",
+    },
+    "group_settings": {
+        "ru": "Настройки группы. Уровень: {level}. Язык: {lang}. Запускать раунды могут: {who}.\nИзменить: /settings level junior|middle|senior, /settings lang ru|en, /settings everyone on|off",
+        "en": "Group settings. Level: {level}. Language: {lang}. Who can start rounds: {who}.\nChange: /settings level junior|middle|senior, /settings lang ru|en, /settings everyone on|off",
+    },
+    "group_who.admins": {"ru": "администраторы", "en": "admins"},
+    "group_who.everyone": {"ru": "все участники", "en": "everyone"},
+    "group_settings_admins": {
+        "ru": "Менять настройки группы могут только администраторы.",
+        "en": "Only the group's admins can change its settings.",
+    },
+    # --- daily questions ---------------------------------------------------------------------
+    "daily_header": {"ru": "Вопрос дня · {level}", "en": "Daily question · {level}"},
+    "daily_streak": {
+        "ru": "🔥 Серия: {streak} дн. подряд",
+        "en": "🔥 Streak: {streak} day(s) in a row",
+    },
+    "daily_usage": {
+        "ru": (
+            "Формат: /daily ЧЧ:ММ [часовой пояс], например /daily 09:30 Europe/Moscow или "
+            "/daily 09:30 +3. /daily off — отписаться."
+        ),
+        "en": (
+            "Usage: /daily HH:MM [timezone], e.g. /daily 09:30 Europe/Moscow or /daily 09:30 -5. "
+            "/daily off unsubscribes."
+        ),
+    },
+    "daily_bad_time": {
+        "ru": "Не понимаю время «{value}». Нужно ЧЧ:ММ, например 09:30.",
+        "en": "I can't read the time “{value}”. Use HH:MM, e.g. 09:30.",
+    },
+    "daily_bad_tz": {
+        "ru": (
+            "Не знаю часовой пояс «{value}». Укажите название IANA (Europe/Moscow) "
+            "или смещение от UTC (+3, UTC+03:00, -5)."
+        ),
+        "en": (
+            "I don't know the timezone “{value}”. Use an IANA name (Europe/Moscow) "
+            "or a UTC offset (+3, UTC+03:00, -5)."
+        ),
+    },
+    "daily_none": {
+        "ru": "Вопрос дня не включён. Подписаться: /daily ЧЧ:ММ [часовой пояс], например /daily 09:30 +3",
+        "en": "You have no daily question. Subscribe: /daily HH:MM [timezone], e.g. /daily 09:30 -5",
+    },
+    "daily_status": {
+        "ru": "Вопрос дня: в {time} ({tz}), уровень {level}{weekdays}.",
+        "en": "Daily question: at {time} ({tz}), level {level}{weekdays}.",
+    },
+    "daily_weekdays_suffix": {"ru": ", только по будням", "en": ", weekdays only"},
+    "daily_next": {"ru": "Следующий: {when}", "en": "Next: {when}"},
+    "daily_paused": {
+        "ru": "Вопрос дня выключен (было: {time}, {tz}). Включить снова: /daily {time}",
+        "en": "Daily questions are off (it was {time}, {tz}). Turn them back on: /daily {time}",
+    },
+    "daily_subscribed": {
+        "ru": "Готово! Вопрос будет приходить каждый день в {time} ({tz}).",
+        "en": "Done! A question will arrive every day at {time} ({tz}).",
+    },
+    "daily_tz_hint": {
+        "ru": "Часовой пояс: UTC. Чтобы указать свой: /daily {time} Europe/Moscow или /daily {time} +3",
+        "en": "Timezone: UTC. To set yours: /daily {time} Europe/Berlin or /daily {time} -5",
+    },
+    "daily_off": {
+        "ru": "Вопрос дня выключен. Включить снова: /daily ЧЧ:ММ",
+        "en": "Daily questions are off. Turn them back on: /daily HH:MM",
+    },
+    "daily_off_none": {
+        "ru": "Вопрос дня и так выключен.",
+        "en": "Daily questions are already off.",
+    },
+    "daily_time_hint": {
+        "ru": "Отправьте новое время: /daily ЧЧ:ММ [часовой пояс], например /daily 08:00 +3",
+        "en": "Send the new time: /daily HH:MM [timezone], e.g. /daily 08:00 -5",
+    },
+    "daily_pick_level": {"ru": "Уровень вопроса дня:", "en": "Level of the daily question:"},
+    "btn.daily.time": {"ru": "🕘 Время", "en": "🕘 Time"},
+    "btn.daily.level": {"ru": "📶 Уровень", "en": "📶 Level"},
+    "btn.daily.weekdays_on": {"ru": "Только будни: да", "en": "Weekdays only: on"},
+    "btn.daily.weekdays_off": {"ru": "Только будни: нет", "en": "Weekdays only: off"},
+    "btn.daily.off": {"ru": "🔕 Выключить", "en": "🔕 Turn off"},
+    "cmd.daily": {"ru": "Вопрос дня по расписанию", "en": "A question every day"},
     "cmd.start": {"ru": "Начало и выбор уровня", "en": "Start and pick a level"},
     "cmd.interview": {"ru": "Начать собеседование", "en": "Start an interview"},
     "cmd.skip": {"ru": "Пропустить вопрос", "en": "Skip the question"},
@@ -167,7 +341,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "topic_sep": {"ru": ", ", "en": ", "},
 }
 
-COMMANDS = ("start", "interview", "skip", "stop", "settings", "help")
+COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
 
 
 def t(lang: str, key: str, **values: object) -> str:

@@ -9,6 +9,7 @@ callback_data over 64 bytes, unknown chats. Faults (429 with retry_after, 403, 5
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -102,6 +103,11 @@ class Chat:
     type: str = "private"
     title: str | None = None
     blocked: bool = False
+    # Groups: user id -> status ("creator", "administrator", "member"); the bot's own membership;
+    # whether the group allows the bot to set reactions.
+    members: dict[int, str] = field(default_factory=dict)
+    bot_in_chat: bool = True
+    reactions_allowed: bool = True
 
 
 @dataclass
@@ -115,8 +121,14 @@ class FakeTelegram:
     chats: dict[int, Chat] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     commands: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # Telegram's global flood limit, enforced on sendMessage over a sliding second when set:
+    # one message over it gets 429 with retry_after=1 (recorded as "sendMessage:429").
+    global_rate: int | None = None
+    reactions: dict[tuple[int, int], list[dict[str, Any]]] = field(default_factory=dict)
+    polls: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self._sent_times: collections.deque[float] = collections.deque()
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
         self._new_update = asyncio.Event()
@@ -247,6 +259,144 @@ class FakeTelegram:
         }
         return self._push(update)
 
+    # --- groups, as their members use them --------------------------------------------------
+
+    def group(
+        self,
+        chat_id: int,
+        title: str = "ML study group",
+        members: dict[int, str] | None = None,
+        kind: str = "supergroup",
+    ) -> Chat:
+        """A group chat (ids are negative, as in Telegram) with members and their statuses."""
+        chat = Chat(chat_id, type=kind, title=title, members=dict(members or {}))
+        self.chats[chat_id] = chat
+        return chat
+
+    def send_in_group(
+        self,
+        user: dict[str, Any],
+        chat_id: int,
+        text: str | None = None,
+        reply_to: int | None = None,
+        **content: Any,
+    ) -> dict[str, Any]:
+        """A member's message in a group: text (commands get their entity) or other content."""
+        if text is not None:
+            content["text"] = text
+            if text.startswith("/"):
+                command = text.split()[0]
+                content["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        if reply_to is not None:
+            content["reply_to_message"] = {
+                k: v for k, v in self.messages[(chat_id, reply_to)].items() if k != "html"
+            }
+        self.chats[chat_id].members.setdefault(user["id"], "member")
+        message = self._message(user, chat_id, **content)
+        self._push({"message": message})
+        return message
+
+    def sticker_in_group(
+        self, user: dict[str, Any], chat_id: int, reply_to: int | None = None
+    ) -> dict[str, Any]:
+        sticker = {
+            "file_id": "CAACAgIAAxkBAAE",
+            "file_unique_id": "AgAD",
+            "type": "regular",
+            "width": 512,
+            "height": 512,
+            "is_animated": False,
+            "is_video": False,
+            "emoji": "😀",
+        }
+        return self.send_in_group(user, chat_id, reply_to=reply_to, sticker=sticker)
+
+    def _member(self, chat: Chat, user: dict[str, Any], status: str) -> dict[str, Any]:
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "creator":
+            member["is_anonymous"] = False
+        elif status == "administrator":
+            member.update(
+                {
+                    key: key != "is_anonymous"
+                    for key in (
+                        "can_be_edited",
+                        "is_anonymous",
+                        "can_manage_chat",
+                        "can_delete_messages",
+                        "can_manage_video_chats",
+                        "can_restrict_members",
+                        "can_promote_members",
+                        "can_change_info",
+                        "can_invite_users",
+                        "can_post_stories",
+                        "can_edit_stories",
+                        "can_delete_stories",
+                        "can_send_welcome_messages",
+                    )
+                }
+            )
+        elif status == "kicked":
+            member["until_date"] = 0
+        return member
+
+    def _bot_membership(self, user: dict[str, Any], chat_id: int, old: str, new: str) -> None:
+        chat = self.chats[chat_id]
+        chat.bot_in_chat = new not in ("left", "kicked")
+        bot = self._bot_user()
+        self._push(
+            {
+                "my_chat_member": {
+                    "chat": {"id": chat.id, "type": chat.type, "title": chat.title or "group"},
+                    "from": user,
+                    "date": int(time.time()),
+                    "old_chat_member": self._member(chat, bot, old),
+                    "new_chat_member": self._member(chat, bot, new),
+                }
+            }
+        )
+
+    def add_bot(self, user: dict[str, Any], chat_id: int) -> None:
+        """`user` adds the bot to the group: a my_chat_member update left -> member."""
+        self._bot_membership(user, chat_id, "left", "member")
+
+    def remove_bot(self, user: dict[str, Any], chat_id: int) -> None:
+        """`user` removes the bot: member -> kicked; sending there now answers 403."""
+        self._bot_membership(user, chat_id, "member", "kicked")
+
+    def answer_poll(self, user: dict[str, Any], poll_id: str, option_ids: list[int]) -> None:
+        """A poll_answer update, as Telegram sends for non-anonymous polls."""
+        poll = self.polls[poll_id]
+        self._push(
+            {
+                "poll_answer": {
+                    "poll_id": poll_id,
+                    "user": user,
+                    "option_ids": option_ids,
+                    "option_persistent_ids": [str(i) for i in option_ids],
+                }
+            }
+        )
+        for index in option_ids:
+            poll["options"][index]["voter_count"] += 1
+
+    def block_bot(self, user: dict[str, Any]) -> dict[str, Any]:
+        """The user blocks the bot: sends fail with 403 and a my_chat_member update arrives."""
+        chat = self.chats.setdefault(user["id"], Chat(user["id"]))
+        chat.blocked = True
+        bot_member = {"user": self._bot_user()}
+        return self._push(
+            {
+                "my_chat_member": {
+                    "chat": {"id": chat.id, "type": "private", "first_name": user["first_name"]},
+                    "from": user,
+                    "date": int(time.time()),
+                    "old_chat_member": {**bot_member, "status": "member"},
+                    "new_chat_member": {**bot_member, "status": "kicked", "until_date": 0},
+                }
+            }
+        )
+
     # --- what tests read ----------------------------------------------------------------------
 
     def sent(self, chat_id: int | None = None, method: str = "sendMessage") -> list[dict[str, Any]]:
@@ -301,6 +451,14 @@ class FakeTelegram:
         handler = getattr(self, "_m_" + method.lower(), None)
         if handler is None:
             return self._error(404, "Not Found: method not found")
+        if method == "sendMessage" and self.global_rate:
+            now = time.monotonic()
+            while self._sent_times and self._sent_times[0] <= now - 1.0:
+                self._sent_times.popleft()
+            if len(self._sent_times) >= self.global_rate:
+                self.requests.append((method + ":429", params))
+                return self._error(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+            self._sent_times.append(now)
         if method != "getUpdates":
             self.requests.append((method, params))
         try:
@@ -351,6 +509,8 @@ class FakeTelegram:
             raise _ApiError(400, "Bad Request: chat not found") from None
         if chat.blocked:
             raise _ApiError(403, "Forbidden: bot was blocked by the user")
+        if chat.type != "private" and not chat.bot_in_chat:
+            raise _ApiError(403, f"Forbidden: bot was kicked from the {chat.type} chat")
         return chat
 
     def _check_text(self, params: dict[str, Any], key: str = "text") -> str:
@@ -458,6 +618,100 @@ class FakeTelegram:
                 raise _ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
         self.commands[params.get("language_code") or ""] = commands
         return True
+
+    # --- groups: members, reactions, polls ----------------------------------------------------
+
+    def _group(self, params: dict[str, Any]) -> Chat:
+        chat = self._chat(params.get("chat_id"))
+        if chat.type == "private":
+            raise _ApiError(400, "Bad Request: method is available only for supergroups")
+        return chat
+
+    async def _m_getchatmember(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        user_id = int(params.get("user_id", 0))
+        status = chat.members.get(user_id, "left")
+        user = {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"}
+        if chat.type == "private" and user_id == chat.id:
+            status = "member"
+        return self._member(chat, user, status)
+
+    async def _m_getchatadministrators(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        chat = self._group(params)
+        return [
+            self._member(chat, {"id": uid, "is_bot": False, "first_name": f"user{uid}"}, status)
+            for uid, status in chat.members.items()
+            if status in ("creator", "administrator")
+        ]
+
+    async def _m_setmessagereaction(self, params: dict[str, Any]) -> bool:
+        chat = self._chat(params.get("chat_id"))
+        key = (chat.id, int(params.get("message_id", 0)))
+        if key not in self.messages:
+            raise _ApiError(400, "Bad Request: message to react not found")
+        if not chat.reactions_allowed:
+            raise _ApiError(400, "Bad Request: REACTION_INVALID")
+        self.reactions[key] = list(params.get("reaction") or [])
+        return True
+
+    async def _m_editmessagereplymarkup(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        key = (chat.id, int(params.get("message_id", 0)))
+        if key not in self.messages:
+            raise _ApiError(400, "Bad Request: message to edit not found")
+        self._check_markup(params)
+        message = self.messages[key]
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
+        else:
+            message.pop("reply_markup", None)
+        return {k: v for k, v in message.items() if k != "html"}
+
+    async def _m_sendpoll(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        question = str(params.get("question", ""))
+        options = params.get("options") or []
+        if not 1 <= len(question) <= 300:
+            raise _ApiError(400, "Bad Request: poll question length must be 1-300")
+        if not 2 <= len(options) <= 12:
+            raise _ApiError(400, "Bad Request: poll must have 2-12 options")
+        texts = [o["text"] if isinstance(o, dict) else str(o) for o in options]
+        if any(not 1 <= len(text) <= 100 for text in texts):
+            raise _ApiError(400, "Bad Request: poll options length must be 1-100")
+        quiz = params.get("type") == "quiz"
+        correct = params.get("correct_option_id")
+        if quiz and (correct is None or not 0 <= int(correct) < len(texts)):
+            raise _ApiError(400, "Bad Request: wrong correct option id")
+        if len(str(params.get("explanation") or "")) > 200:
+            raise _ApiError(400, "Bad Request: explanation is too long")
+        poll_id = str(5_000_000 + len(self.polls))
+        poll = {
+            "id": poll_id,
+            "question": question,
+            "options": [{"text": text, "voter_count": 0} for text in texts],
+            "total_voter_count": 0,
+            "is_closed": False,
+            "is_anonymous": params.get("is_anonymous", True) not in (False, "false", "False"),
+            "type": "quiz" if quiz else "regular",
+            "allows_multiple_answers": False,
+            "allows_revoting": False,
+            "members_only": False,
+        }
+        if quiz:
+            poll["correct_option_id"] = int(correct)
+            if params.get("explanation"):
+                poll["explanation"] = params["explanation"]
+        self.polls[poll_id] = poll
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat.id, "type": chat.type},
+            "from": self._bot_user(),
+            "poll": poll,
+            "text": question,
+        }
+        self.messages[(chat.id, message["message_id"])] = message
+        return {k: v for k, v in message.items() if k != "text"}
 
 
 class _ApiError(Exception):

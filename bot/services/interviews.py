@@ -16,6 +16,7 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language, is_dont_know, words
+from bot.services.daily import daily_streak_for_ask
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.question_choice import choose_questions
 from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
@@ -299,6 +300,11 @@ class InterviewService:
                         missed=list(answer.missed or []),
                         pitfalls=list(answer.pitfalls or []),
                         evidence=dict(answer.evidence or {}),
+                        streak=(
+                            await daily_streak_for_ask(session, ask.id)
+                            if ask.interview_id is None
+                            else None
+                        ),
                     )
                 )
             for ask in await repo.asked.unsent(user_id):

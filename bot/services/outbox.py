@@ -32,6 +32,7 @@ class FeedbackItem:
     missed: list[str]
     pitfalls: list[str]
     evidence: dict[str, str]
+    streak: int | None = None  # daily questions: consecutive days answered
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,8 @@ def render_feedback(item: FeedbackItem, lang: str) -> list[Text]:
     ]
     if documented:
         parts.append(as_list(Bold(t(lang, "documented_pitfalls")), *documented))
+    if item.streak:
+        parts.append(t(lang, "daily_streak", streak=item.streak))
     feedback = as_list(*parts, sep="\n\n")
     model: list[Text | str] = [
         Bold(t(lang, "model_answer")),

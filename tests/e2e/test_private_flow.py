@@ -56,6 +56,7 @@ async def test_start_shows_greeting_levels_and_sets_commands(
         "interview",
         "skip",
         "stop",
+        "daily",
         "settings",
         "help",
     ]

@@ -1,0 +1,510 @@
+"""Daily questions: subscriptions, due deliveries, atomic claims, outcomes and streaks.
+
+Every delivery is a row, unique per (user, local date), so no process and no restart can make a
+second one for the same day. A row moves pending -> claimed -> sending -> sent | failed, each
+step a conditional UPDATE checked by rowcount (on PostgreSQL the claim also skips locked rows):
+- claimed rows whose process died before trying are put back to pending (never attempted);
+- sending rows whose process died mid-request are failed with the reason: Telegram cannot say
+  whether the message arrived, and a duplicate is worse than a recorded miss.
+The clock is injected everywhere, so tests move time instead of waiting for it.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import Level, Question
+from bot.services.daily_choice import choose_daily_question
+from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
+from bot.storage.models import (
+    Answer,
+    AskedQuestion,
+    DailyDelivery,
+    DailySubscription,
+    User,
+    utcnow,
+)
+
+Clock = Callable[[], datetime]
+
+DEFAULT_GRACE = timedelta(hours=3)
+CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
+SENDING_STALE = timedelta(minutes=15)  # tried, outcome unknown: recorded as failed
+MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses only
+
+REASON_MISSED = "missed: the bot was not running within the grace window"
+REASON_INTERRUPTED = "interrupted: the process stopped mid-send; not resent to avoid a duplicate"
+REASON_BLOCKED = "blocked: the user blocked the bot"
+
+
+def aware(value: datetime) -> datetime:
+    """SQLite hands datetimes back naive; every stored one is UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class SubscriptionView:
+    user_id: int
+    chat_id: int
+    local_time: str
+    timezone: str
+    level: str  # effective: the subscription's, else the user's
+    own_level: bool  # the subscription fixes its level
+    weekdays_only: bool
+    active: bool
+    next_due_at: datetime | None
+    streak: int
+    timezone_given: bool = True  # False: defaulted to UTC on this call (hint the user)
+
+
+@dataclass(frozen=True)
+class DailyJob:
+    delivery_id: int
+    token: str
+    user_id: int
+    chat_id: int
+    question: Question
+    language: str
+    level: str
+    local_date: str
+
+
+class DailyService:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        bank: QuestionBank,
+        clock: Clock = utcnow,
+        grace: timedelta = DEFAULT_GRACE,
+        rng: random.Random | None = None,
+    ):
+        self.sessions = sessions
+        self.bank = bank
+        self.clock = clock
+        self.grace = grace
+        self.rng = rng or random.Random()
+
+    def now(self) -> datetime:
+        return aware(self.clock()).astimezone(UTC)
+
+    # --- subscriptions -------------------------------------------------------------------------
+
+    async def subscribe(
+        self, user_id: int, chat_id: int, at: time, tz: str | None
+    ) -> SubscriptionView:
+        """Subscribe or change the time; `tz` None keeps the remembered timezone (else UTC).
+        Raises ScheduleError for a timezone parse_timezone does not accept."""
+        now = self.now()
+        tz = parse_timezone(tz) if tz is not None else None
+        async with self.sessions() as session, session.begin():
+            sub = await session.get(DailySubscription, user_id)
+            given = tz is not None or sub is not None
+            if sub is None:
+                sub = DailySubscription(user_id=user_id, timezone=tz or "UTC")
+                session.add(sub)
+            elif tz is not None:
+                sub.timezone = tz
+            sub.chat_id = chat_id
+            sub.local_time = at.strftime("%H:%M")
+            sub.active, sub.stopped_reason, sub.updated_at = True, None, now
+            if sub.weekdays_only is None:
+                sub.weekdays_only = False
+            sub.next_due_at = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
+            await session.flush()
+            view = await self._view(session, sub)
+        return SubscriptionView(**{**view.__dict__, "timezone_given": given})
+
+    async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
+        async with self.sessions() as session, session.begin():
+            result = await session.execute(
+                update(DailySubscription)
+                .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
+                .values(active=False, stopped_reason=reason, updated_at=self.now())
+            )
+            return result.rowcount == 1  # type: ignore[attr-defined]
+
+    async def view(self, user_id: int) -> SubscriptionView | None:
+        async with self.sessions() as session:
+            sub = await session.get(DailySubscription, user_id)
+            return await self._view(session, sub) if sub is not None else None
+
+    async def update(
+        self, user_id: int, *, level: str | None = None, weekdays_only: bool | None = None
+    ) -> SubscriptionView | None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            sub = await session.get(DailySubscription, user_id)
+            if sub is None:
+                return None
+            if level is not None:
+                sub.level = Level(level).value
+            if weekdays_only is not None:
+                sub.weekdays_only = weekdays_only
+                if sub.active:
+                    sub.next_due_at = next_due(
+                        now, parse_time(sub.local_time), sub.timezone, weekdays_only
+                    )
+            sub.updated_at = now
+            await session.flush()
+            return await self._view(session, sub)
+
+    async def _view(self, session: AsyncSession, sub: DailySubscription) -> SubscriptionView:
+        user = await session.get(User, sub.user_id)
+        level = sub.level or (user.level if user else "junior")
+        return SubscriptionView(
+            user_id=sub.user_id,
+            chat_id=sub.chat_id,
+            local_time=sub.local_time,
+            timezone=sub.timezone,
+            level=level,
+            own_level=sub.level is not None,
+            weekdays_only=bool(sub.weekdays_only),
+            active=bool(sub.active),
+            next_due_at=aware(sub.next_due_at) if sub.next_due_at and sub.active else None,
+            streak=await streak(session, sub.user_id),
+        )
+
+    # --- the schedule ------------------------------------------------------------------------
+
+    async def materialize(self, batch: int = 2000) -> int:
+        """Turn due subscriptions into delivery rows; a due time further back than the grace
+        window becomes a failed row with its reason. Returns the number of rows written."""
+        now = self.now()
+        written = 0
+        while True:
+            async with self.sessions() as session, session.begin():
+                stmt = (
+                    select(DailySubscription)
+                    .where(
+                        DailySubscription.active.is_(True),
+                        DailySubscription.next_due_at <= now,
+                    )
+                    .order_by(DailySubscription.next_due_at)
+                    .limit(batch)
+                )
+                if session.bind.dialect.name == "postgresql":
+                    stmt = stmt.with_for_update(skip_locked=True)
+                subs = (await session.scalars(stmt)).all()
+                rows: list[dict[str, Any]] = []
+                moves: list[dict[str, Any]] = []
+                for sub in subs:
+                    due = aware(sub.next_due_at)  # type: ignore[arg-type]
+                    at = parse_time(sub.local_time)
+                    for _ in range(MAX_MISSED_ROWS):
+                        if due > now:
+                            break
+                        late = now - due > self.grace
+                        rows.append(
+                            {
+                                "user_id": sub.user_id,
+                                "chat_id": sub.chat_id,
+                                "local_date": local_date(due, sub.timezone),
+                                "due_at": due,
+                                "status": "failed" if late else "pending",
+                                "reason": REASON_MISSED if late else None,
+                            }
+                        )
+                        due = next_due(due, at, sub.timezone, bool(sub.weekdays_only))
+                    if due <= now:  # down for over a month: skip ahead
+                        due = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
+                    moves.append({"uid": sub.user_id, "old": sub.next_due_at, "new": due})
+                if rows:
+                    written += await _insert_ignoring_duplicates(session, rows)
+                for move in moves:
+                    # Conditional: a /daily change made meanwhile wins over this advance.
+                    await session.execute(
+                        update(DailySubscription)
+                        .where(
+                            DailySubscription.user_id == move["uid"],
+                            DailySubscription.next_due_at == move["old"],
+                        )
+                        .values(next_due_at=move["new"])
+                    )
+            if len(subs) < batch:
+                return written
+
+    async def expire(self) -> int:
+        """Settle rows nobody will finish: past the grace window, or left by a dead process."""
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            missed = await session.execute(
+                update(DailyDelivery)
+                .where(DailyDelivery.status == "pending", DailyDelivery.due_at < now - self.grace)
+                .values(status="failed", reason=REASON_MISSED)
+            )
+            await session.execute(
+                update(DailyDelivery)
+                .where(
+                    DailyDelivery.status == "claimed",
+                    DailyDelivery.claimed_at < now - CLAIMED_STALE,
+                )
+                .values(status="pending", claim_token=None, claimed_at=None)
+            )
+            interrupted = await session.execute(
+                update(DailyDelivery)
+                .where(
+                    DailyDelivery.status == "sending",
+                    DailyDelivery.claimed_at < now - SENDING_STALE,
+                )
+                .values(status="failed", reason=REASON_INTERRUPTED)
+            )
+            return missed.rowcount + interrupted.rowcount  # type: ignore[attr-defined]
+
+    async def claim(self, limit: int) -> list[DailyJob]:
+        """Atomically take up to `limit` due pending deliveries for this process."""
+        now = self.now()
+        token = uuid.uuid4().hex
+        async with self.sessions() as session, session.begin():
+            due = (
+                select(DailyDelivery.id)
+                .where(
+                    DailyDelivery.status == "pending",
+                    DailyDelivery.due_at <= now,
+                    DailyDelivery.due_at >= now - self.grace,
+                )
+                .order_by(DailyDelivery.due_at, DailyDelivery.id)
+                .limit(limit)
+            )
+            if session.bind.dialect.name == "postgresql":
+                due = due.with_for_update(skip_locked=True)
+            result = await session.execute(
+                update(DailyDelivery)
+                .where(
+                    DailyDelivery.id.in_(due.scalar_subquery()), DailyDelivery.status == "pending"
+                )
+                .values(status="claimed", claim_token=token, claimed_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            if not result.rowcount:  # type: ignore[attr-defined]
+                return []
+            rows = (
+                await session.scalars(
+                    select(DailyDelivery)
+                    .where(DailyDelivery.claim_token == token)
+                    .order_by(DailyDelivery.due_at, DailyDelivery.id)
+                )
+            ).all()
+            return await self._prepare(session, rows, token)
+
+    async def _prepare(
+        self, session: AsyncSession, rows: Sequence[DailyDelivery], token: str
+    ) -> list[DailyJob]:
+        """Pick each claimed delivery's question (batched queries) and store the choice."""
+        user_ids = sorted({r.user_id for r in rows})
+        users = {u.id: u for u in await session.scalars(select(User).where(User.id.in_(user_ids)))}
+        subs = {
+            s.user_id: s
+            for s in await session.scalars(
+                select(DailySubscription).where(DailySubscription.user_id.in_(user_ids))
+            )
+        }
+        best: defaultdict[int, dict[str, float]] = defaultdict(dict)
+        for uid, qid, score in await session.execute(
+            select(Answer.user_id, Answer.question_id, func.max(Answer.score))
+            .where(Answer.user_id.in_(user_ids))
+            .group_by(Answer.user_id, Answer.question_id)
+        ):
+            best[uid][qid] = float(score or 0.0)
+        seen: defaultdict[int, set[str]] = defaultdict(set)
+        for uid, qid in await session.execute(
+            select(AskedQuestion.user_id, AskedQuestion.question_id)
+            .where(AskedQuestion.user_id.in_(user_ids))
+            .distinct()
+        ):
+            seen[uid].add(qid)
+        counts: defaultdict[int, dict[str, int]] = defaultdict(dict)
+        for uid, qid, n in await session.execute(
+            select(DailyDelivery.user_id, DailyDelivery.question_id, func.count())
+            .where(
+                DailyDelivery.user_id.in_(user_ids),
+                DailyDelivery.question_id.is_not(None),
+                DailyDelivery.status != "failed",
+            )
+            .group_by(DailyDelivery.user_id, DailyDelivery.question_id)
+        ):
+            counts[uid][qid] = int(n)
+        jobs: list[DailyJob] = []
+        for row in rows:
+            user, sub = users.get(row.user_id), subs.get(row.user_id)
+            level = (sub.level if sub else None) or (user.level if user else "junior")
+            question = choose_daily_question(
+                self.bank.by_level(level), counts[row.user_id], seen[row.user_id],
+                best[row.user_id], self.rng,
+            )  # fmt: skip
+            if question is None:
+                row.status, row.reason = "failed", f"no questions for level {level}"
+                continue
+            row.question_id = question.id
+            counts[row.user_id][question.id] = counts[row.user_id].get(question.id, 0) + 1
+            jobs.append(
+                DailyJob(
+                    delivery_id=row.id,
+                    token=token,
+                    user_id=row.user_id,
+                    chat_id=row.chat_id,
+                    question=question,
+                    language=user.language if user else "en",
+                    level=level,
+                    local_date=row.local_date,
+                )
+            )
+        return jobs
+
+    async def start_sending(self, job: DailyJob) -> bool:
+        """claimed -> sending just before the request; False: not ours any more, skip it."""
+        async with self.sessions() as session, session.begin():
+            result = await session.execute(
+                update(DailyDelivery)
+                .where(
+                    DailyDelivery.id == job.delivery_id,
+                    DailyDelivery.claim_token == job.token,
+                    DailyDelivery.status == "claimed",
+                )
+                .values(status="sending", claimed_at=self.now())
+            )
+            return result.rowcount == 1  # type: ignore[attr-defined]
+
+    async def release(self, jobs: Sequence[DailyJob]) -> None:
+        """Claimed but never tried (shutting down): back to pending for the next process."""
+        async with self.sessions() as session, session.begin():
+            for job in jobs:
+                await session.execute(
+                    update(DailyDelivery)
+                    .where(
+                        DailyDelivery.id == job.delivery_id,
+                        DailyDelivery.claim_token == job.token,
+                        DailyDelivery.status == "claimed",
+                    )
+                    .values(status="pending", claim_token=None, claimed_at=None)
+                )
+
+    async def mark_sent(self, job: DailyJob, message_id: int) -> None:
+        """Record the question as asked (answers route to it like an interview question)."""
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            ask = AskedQuestion(
+                user_id=job.user_id,
+                chat_id=job.chat_id,
+                question_id=job.question.id,
+                interview_id=None,
+                position=0,
+                message_id=message_id,
+                status="open",
+                asked_at=now,
+            )
+            session.add(ask)
+            await session.flush()
+            # Our token proves the claim; this overrides a stale "interrupted" verdict too.
+            await session.execute(
+                update(DailyDelivery)
+                .where(DailyDelivery.id == job.delivery_id, DailyDelivery.claim_token == job.token)
+                .values(
+                    status="sent", ask_id=ask.id, message_id=message_id, sent_at=now, reason=None
+                )
+            )
+
+    async def mark_failed(self, job: DailyJob, reason: str, deactivate: bool = False) -> None:
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(DailyDelivery)
+                .where(DailyDelivery.id == job.delivery_id, DailyDelivery.claim_token == job.token)
+                .values(status="failed", reason=reason[:200])
+            )
+            if deactivate:
+                await session.execute(
+                    update(DailySubscription)
+                    .where(DailySubscription.user_id == job.user_id)
+                    .values(active=False, stopped_reason=reason[:200], updated_at=self.now())
+                )
+
+    async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
+        """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(DailyDelivery)
+                .where(
+                    DailyDelivery.user_id == user_id,
+                    DailyDelivery.status.in_(("pending", "claimed")),
+                )
+                .values(status="failed", reason=reason)
+            )
+        return await self.unsubscribe(user_id, reason)
+
+    async def status_counts(self) -> dict[str, int]:
+        async with self.sessions() as session:
+            rows = await session.execute(
+                select(DailyDelivery.status, func.count()).group_by(DailyDelivery.status)
+            )
+            return {status: int(n) for status, n in rows}
+
+    async def streak(self, user_id: int) -> int:
+        async with self.sessions() as session:
+            return await streak(session, user_id)
+
+
+async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
+    """INSERT ... ON CONFLICT DO NOTHING on (user_id, local_date): one row per user and day."""
+    if session.bind.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    stmt = insert(DailyDelivery).on_conflict_do_nothing(index_elements=["user_id", "local_date"])
+    written = 0
+    for start in range(0, len(rows), 500):
+        ids = await session.scalars(stmt.returning(DailyDelivery.id), rows[start : start + 500])
+        written += len(ids.all())
+    return written
+
+
+def _adjacent(earlier: str, later: str) -> bool:
+    """Consecutive delivery days: nothing but a weekend between them."""
+    day, end = date.fromisoformat(earlier) + timedelta(days=1), date.fromisoformat(later)
+    while day < end:
+        if day.weekday() < 5:
+            return False
+        day += timedelta(days=1)
+    return day == end
+
+
+async def streak(session: AsyncSession, user_id: int) -> int:
+    """Consecutive days with the daily question answered, counting back from the latest.
+
+    Today's question still open does not break it; a day the bot failed to deliver is neutral.
+    """
+    rows = (
+        await session.execute(
+            select(DailyDelivery.local_date, DailyDelivery.status, AskedQuestion.status)
+            .outerjoin(AskedQuestion, AskedQuestion.id == DailyDelivery.ask_id)
+            .where(DailyDelivery.user_id == user_id)
+            .order_by(DailyDelivery.local_date.desc())
+            .limit(400)
+        )
+    ).all()
+    count, later = 0, None
+    for index, (day, status, ask_status) in enumerate(rows):
+        if later is not None and not _adjacent(day, later):
+            break
+        if status == "sent":
+            if ask_status == "answered":
+                count += 1
+            elif not (index == 0 and ask_status in ("open", "grading")):
+                break  # a question left unanswered (today's may still be answered)
+        # Rows still in flight, and days the bot failed to deliver, are neutral.
+        later = day
+    return count
+
+
+async def daily_streak_for_ask(session: AsyncSession, ask_id: int) -> int | None:
+    """The streak to show with feedback, if this ask is a daily question (else None)."""
+    row = await session.scalar(select(DailyDelivery.user_id).where(DailyDelivery.ask_id == ask_id))
+    return None if row is None else await streak(session, int(row))

@@ -1,0 +1,167 @@
+"""/daily: subscribe at a local time, show and change the subscription; a private chat whose
+user blocked the bot (my_chat_member: kicked) stops its daily questions at once."""
+
+from __future__ import annotations
+
+from aiogram import F, Router
+from aiogram.enums import ChatMemberStatus, ChatType
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.filters import Command, CommandObject
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import CallbackQuery, ChatMemberUpdated, InlineKeyboardMarkup, Message
+from aiogram.utils.formatting import Text
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot.content.schema import Level
+from bot.i18n import t
+from bot.services.daily import DailyService, SubscriptionView
+from bot.services.interviews import UserView
+from bot.services.schedule import ScheduleError, format_local, parse_time, parse_timezone
+
+
+class DailyCallback(CallbackData, prefix="dly"):
+    action: str  # time | level | lvl | wd | off
+    value: str = ""
+
+
+ACTIONS = ("time", "level", "lvl", "wd", "off")
+
+
+def _view_text(view: SubscriptionView | None, lang: str) -> Text:
+    if view is None:
+        return Text(t(lang, "daily_none"))
+    if not view.active:
+        return Text(t(lang, "daily_paused", time=view.local_time, tz=view.timezone))
+    weekdays = t(lang, "daily_weekdays_suffix") if view.weekdays_only else ""
+    lines = [
+        t(lang, "daily_status", time=view.local_time, tz=view.timezone, level=view.level,
+          weekdays=weekdays),
+    ]  # fmt: skip
+    if view.next_due_at is not None:
+        when = format_local(view.next_due_at, view.timezone)
+        lines.append(t(lang, "daily_next", when=when))
+    lines.append(t(lang, "daily_streak", streak=view.streak))
+    return Text("\n".join(lines))
+
+
+def _keyboard(view: SubscriptionView | None, lang: str) -> InlineKeyboardMarkup | None:
+    if view is None or not view.active:
+        return None
+    builder = InlineKeyboardBuilder()
+    builder.button(text=t(lang, "btn.daily.time"), callback_data=DailyCallback(action="time"))
+    builder.button(text=t(lang, "btn.daily.level"), callback_data=DailyCallback(action="level"))
+    key = "btn.daily.weekdays_on" if view.weekdays_only else "btn.daily.weekdays_off"
+    builder.button(text=t(lang, key), callback_data=DailyCallback(action="wd"))
+    builder.button(text=t(lang, "btn.daily.off"), callback_data=DailyCallback(action="off"))
+    builder.adjust(2, 2)
+    return builder.as_markup()
+
+
+def _level_keyboard(current: str) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    for level in Level:
+        mark = "• " if level.value == current else ""
+        builder.button(
+            text=f"{mark}{level.value}",
+            callback_data=DailyCallback(action="lvl", value=level.value),
+        )
+    builder.adjust(3)
+    return builder.as_markup()
+
+
+async def _show(message: Message, view: SubscriptionView | None, lang: str) -> None:
+    await message.answer(_view_text(view, lang).as_html(), reply_markup=_keyboard(view, lang))
+
+
+def build_daily_router() -> Router:
+    router = Router(name="daily")
+    router.message.filter(F.chat.type == ChatType.PRIVATE)
+    router.callback_query.filter(F.message.chat.type == ChatType.PRIVATE)
+    router.my_chat_member.filter(F.chat.type == ChatType.PRIVATE)
+
+    @router.message(Command("daily"))
+    async def daily_command(
+        message: Message, command: CommandObject, daily: DailyService, user: UserView, lang: str
+    ) -> None:
+        args = (command.args or "").split()
+        if not args:
+            await _show(message, await daily.view(user.id), lang)
+            return
+        if args[0].lower() in ("off", "stop", "выкл"):
+            done = await daily.unsubscribe(user.id)
+            await message.answer(Text(t(lang, "daily_off" if done else "daily_off_none")).as_html())
+            return
+        try:
+            at = parse_time(args[0])
+        except ScheduleError:
+            await message.answer(
+                Text(t(lang, "daily_bad_time", value=args[0][:40]), "\n", t(lang, "daily_usage"))
+                .as_html()
+            )  # fmt: skip
+            return
+        tz_text = " ".join(args[1:])
+        tz: str | None = None
+        if tz_text:
+            try:
+                tz = parse_timezone(tz_text)
+            except ScheduleError:
+                await message.answer(Text(t(lang, "daily_bad_tz", value=tz_text[:60])).as_html())
+                return
+        view = await daily.subscribe(user.id, message.chat.id, at, tz)
+        lines = [t(lang, "daily_subscribed", time=view.local_time, tz=view.timezone)]
+        if view.next_due_at is not None:
+            lines.append(t(lang, "daily_next", when=format_local(view.next_due_at, view.timezone)))
+        if not view.timezone_given:
+            lines.append(t(lang, "daily_tz_hint", time=view.local_time))
+        await message.answer(Text("\n".join(lines)).as_html(), reply_markup=_keyboard(view, lang))
+
+    @router.callback_query(DailyCallback.filter())
+    async def daily_button(
+        query: CallbackQuery, callback_data: DailyCallback, daily: DailyService, lang: str
+    ) -> None:
+        user_id = query.from_user.id
+        action, value = callback_data.action, callback_data.value
+        view = await daily.view(user_id)
+        if action not in ACTIONS or view is None or not view.active:
+            await query.answer(t(lang, "outdated_button"))
+            return
+        if action == "time":
+            await query.answer()
+            if query.message is not None:
+                await query.message.answer(Text(t(lang, "daily_time_hint")).as_html())
+            return
+        if action == "level":
+            await query.answer()
+            if query.message is not None:
+                await query.message.answer(
+                    Text(t(lang, "daily_pick_level")).as_html(),
+                    reply_markup=_level_keyboard(view.level),
+                )
+            return
+        if action == "lvl":
+            if value not in Level.__members__:
+                await query.answer(t(lang, "outdated_button"))
+                return
+            view = await daily.update(user_id, level=value)
+        elif action == "wd":
+            view = await daily.update(user_id, weekdays_only=not view.weekdays_only)
+        else:
+            await daily.unsubscribe(user_id)
+            view = await daily.view(user_id)
+        await query.answer()
+        if query.message is not None:
+            try:
+                await query.message.edit_text(
+                    _view_text(view, lang).as_html(), reply_markup=_keyboard(view, lang)
+                )
+            except TelegramBadRequest:  # e.g. the level picker message: send a fresh view
+                await query.message.answer(
+                    _view_text(view, lang).as_html(), reply_markup=_keyboard(view, lang)
+                )
+
+    @router.my_chat_member()
+    async def blocked(event: ChatMemberUpdated, daily: DailyService) -> None:
+        if event.new_chat_member.status == ChatMemberStatus.KICKED:
+            await daily.deactivate(event.from_user.id)
+
+    return router
