@@ -11,12 +11,14 @@ import asyncio
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import TypeVar
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
@@ -37,6 +39,7 @@ from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion, utc
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+T = TypeVar("T")
 
 DEFAULT_QUESTIONS = 5
 MAX_QUESTIONS = 20
@@ -158,6 +161,9 @@ class RoundService:
     async def ensure_group(
         self, chat_id: int, title: str | None = None, language: str = "en"
     ) -> GroupView:
+        return await _once_more_on_conflict(lambda: self._ensure_group(chat_id, title, language))
+
+    async def _ensure_group(self, chat_id: int, title: str | None, language: str) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
@@ -182,6 +188,17 @@ class RoundService:
         level: str | None = None,
         language: str | None = None,
         allow_everyone: bool | None = None,
+    ) -> GroupView:
+        return await _once_more_on_conflict(
+            lambda: self._update_group(chat_id, level, language, allow_everyone)
+        )
+
+    async def _update_group(
+        self,
+        chat_id: int,
+        level: str | None,
+        language: str | None,
+        allow_everyone: bool | None,
     ) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
@@ -233,6 +250,18 @@ class RoundService:
         level: str | None = None,
         count: int | None = None,
         seconds: int | None = None,
+    ) -> StartResult:
+        return await _once_more_on_conflict(
+            lambda: self._start(chat_id, started_by, level, count, seconds)
+        )
+
+    async def _start(
+        self,
+        chat_id: int,
+        started_by: int | None,
+        level: str | None,
+        count: int | None,
+        seconds: int | None,
     ) -> StartResult:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
@@ -355,6 +384,20 @@ class RoundService:
 
     # --- answers -----------------------------------------------------------------------------
 
+    async def question_state(self, chat_id: int, message_id: int) -> str | None:
+        """ "open", "closed", or None when the message is no round question."""
+        async with self.sessions() as session:
+            rq = await session.scalar(
+                select(RoundQuestion).where(
+                    RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == message_id
+                )
+            )
+        if rq is None:
+            return None
+        deadline = aware(rq.deadline)
+        expired = deadline is not None and self.clock() >= deadline
+        return "open" if rq.status == "open" and not expired else "closed"
+
     async def submit(
         self,
         chat_id: int,
@@ -367,6 +410,23 @@ class RoundService:
         edited: bool = False,
     ) -> AnswerResult:
         """Store (or replace) a participant's answer. Grading happens when the question closes."""
+        return await _once_more_on_conflict(
+            lambda: self._submit(
+                chat_id, user_id, name, reply_to, text, message_id, language, edited
+            )
+        )
+
+    async def _submit(
+        self,
+        chat_id: int,
+        user_id: int,
+        name: str,
+        reply_to: int | None,
+        text: str,
+        message_id: int | None,
+        language: str | None,
+        edited: bool,
+    ) -> AnswerResult:
         if reply_to is None:
             return AnswerResult(AnswerOutcome.not_a_question)
         text = text[:MAX_ANSWER_CHARS]
@@ -390,7 +450,15 @@ class RoundService:
                 )
             )
             if existing is not None:
-                if existing.message_id == message_id and existing.text == text and not edited:
+                # Updates run concurrently: a message older than the stored one (or the same one
+                # delivered again, or the original of an edit already applied) changes nothing.
+                stale = (
+                    not edited
+                    and message_id is not None
+                    and existing.message_id is not None
+                    and message_id <= existing.message_id
+                )
+                if stale:
                     return AnswerResult(AnswerOutcome.duplicate)
                 existing.text, existing.message_id = text, message_id
                 existing.language = language or detect_language(text)
@@ -587,6 +655,14 @@ class RoundService:
 
 
 # --- helpers over one session --------------------------------------------------------------------
+
+
+async def _once_more_on_conflict(action: Callable[[], Awaitable[T]]) -> T:
+    """Two first updates from one group can race to create its row; the loser reads it."""
+    try:
+        return await action()
+    except IntegrityError:
+        return await action()
 
 
 def _view(group: GroupChat) -> GroupView:

@@ -16,6 +16,7 @@ from aiogram.exceptions import TelegramNetworkError, TelegramRetryAfter, Telegra
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import TelegramObject, User
+from sqlalchemy.exc import IntegrityError
 
 from bot.services.interviews import InterviewService
 
@@ -36,9 +37,16 @@ class UserContextMiddleware(BaseMiddleware):
     ) -> Any:
         sender: User | None = data.get("event_from_user")
         if sender is not None and not sender.is_bot:
-            user = await self.interviews.ensure_user(
-                sender.id, sender.language_code, sender.first_name
-            )
+            try:
+                user = await self.interviews.ensure_user(
+                    sender.id, sender.language_code, sender.first_name
+                )
+            except IntegrityError:
+                # Two first updates from one person (common in groups) raced to create the
+                # user; the other one won, so reading it now succeeds.
+                user = await self.interviews.ensure_user(
+                    sender.id, sender.language_code, sender.first_name
+                )
             data["user"] = user
             data["lang"] = user.language
         else:

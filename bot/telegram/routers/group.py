@@ -1,21 +1,277 @@
-"""Groups: interviews are 1:1 for now, so commands there point to the private chat."""
+"""Groups and supergroups: mock-interview rounds, answered by replying to the question message.
+
+Privacy mode stays on: the bot sees commands and replies to its own messages, nothing else.
+Ordinary conversation between members never gets a reply.
+"""
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
-from aiogram.types import Message
+from aiogram.exceptions import TelegramAPIError
+from aiogram.filters import (
+    JOIN_TRANSITION,
+    LEAVE_TRANSITION,
+    ChatMemberUpdatedFilter,
+    Command,
+    CommandObject,
+)
+from aiogram.types import CallbackQuery, Chat, ChatMemberUpdated, Message
 from aiogram.utils.formatting import Text
 
+from bot.content.schema import Level
 from bot.i18n import t
+from bot.services.rounds import (
+    MAX_QUESTIONS,
+    MAX_SECONDS,
+    AnswerOutcome,
+    GroupView,
+    RoundService,
+    RoundUsageError,
+    StartOutcome,
+    parse_round_args,
+)
+from bot.telegram.rounds_keyboards import RoundNextCallback
+from bot.telegram.rounds_rendering import render_top
+from bot.telegram.rounds_runner import RoundRunner
+
+GROUP_TYPES = {ChatType.GROUP, ChatType.SUPERGROUP}
+ADMIN_STATUSES = {"creator", "administrator"}
+NOTES = {
+    AnswerOutcome.not_a_question: "round_reply_not_question",
+    AnswerOutcome.closed: "round_closed",
+    AnswerOutcome.too_short: "round_too_short",
+}
+
+
+async def may_manage(
+    bot: Bot, chat: Chat, user_id: int, group: GroupView, message: Message | None = None
+) -> bool:
+    """Admins (or everyone, if the group allows it) may start, stop and move rounds on."""
+    if group.allow_everyone:
+        return True
+    if message is not None and message.sender_chat is not None:
+        return message.sender_chat.id == chat.id  # an anonymous admin posts as the group
+    try:
+        member = await bot.get_chat_member(chat.id, user_id)
+    except TelegramAPIError:
+        return False
+    return member.status in ADMIN_STATUSES
+
+
+def _text(lang: str, key: str, **values: object) -> str:
+    return Text(t(lang, key, **values)).as_html()
 
 
 def build_group_router() -> Router:
     router = Router(name="group")
-    router.message.filter(F.chat.type.in_({ChatType.GROUP, ChatType.SUPERGROUP}))
+    router.message.filter(F.chat.type.in_(GROUP_TYPES))
+    router.edited_message.filter(F.chat.type.in_(GROUP_TYPES))
+    router.my_chat_member.filter(F.chat.type.in_(GROUP_TYPES))
+    router.callback_query.filter(F.message.chat.type.in_(GROUP_TYPES))
 
-    @router.message(F.text.startswith("/"))
-    async def command_in_group(message: Message, lang: str) -> None:
-        await message.answer(Text(t(lang, "group_unsupported")).as_html())
+    async def group_of(chat: Chat, rounds: RoundService, lang: str) -> GroupView:
+        return await rounds.ensure_group(chat.id, chat.title, lang)
+
+    @router.my_chat_member(ChatMemberUpdatedFilter(JOIN_TRANSITION))
+    async def added(
+        event: ChatMemberUpdated, rounds: RoundService, runner: RoundRunner, lang: str
+    ) -> None:
+        group = await group_of(event.chat, rounds, lang)
+        await runner.announce(event.chat.id, _text(group.language, "group_howto"))
+
+    @router.my_chat_member(ChatMemberUpdatedFilter(LEAVE_TRANSITION))
+    async def removed(event: ChatMemberUpdated, rounds: RoundService) -> None:
+        await rounds.bot_removed(event.chat.id)  # nothing can be sent there any more
+
+    @router.message(Command("start", "help"))
+    async def howto(message: Message, rounds: RoundService, runner: RoundRunner, lang: str) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        await runner.note(message.chat.id, _text(group.language, "group_howto"))
+
+    @router.message(Command("interview", "skip", "stop"))
+    async def private_only(
+        message: Message, rounds: RoundService, runner: RoundRunner, lang: str
+    ) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        await runner.note(
+            message.chat.id, _text(group.language, "group_private_only"), message.message_id
+        )
+
+    @router.message(Command("round"))
+    async def round_(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        chat_id = message.chat.id
+        group = await group_of(message.chat, rounds, lang)
+        glang = group.language
+        try:
+            args = parse_round_args(command.args, rounds.min_seconds)
+        except RoundUsageError:
+            usage = _text(
+                glang, "round_usage", max=MAX_QUESTIONS, min=rounds.min_seconds,
+                max_seconds=MAX_SECONDS,
+            )  # fmt: skip
+            await runner.note(chat_id, usage, message.message_id)
+            return
+        user_id = message.from_user.id if message.from_user else 0
+        if not await may_manage(bot, message.chat, user_id, group, message):
+            await runner.note(chat_id, _text(glang, "round_admins_only"), message.message_id)
+            return
+        if args.stop:
+            if await rounds.stop(chat_id):
+                await runner.note(chat_id, _text(glang, "round_stopping"))
+                runner.kick(chat_id)
+            else:
+                await runner.note(chat_id, _text(glang, "round_none"), message.message_id)
+            return
+        # Holding the group's lock: the ticker cannot post question 1 before the announcement.
+        async with runner.lock(chat_id):
+            started = await rounds.start(chat_id, user_id, args.level, args.count, args.seconds)
+            if started.outcome is StartOutcome.started:
+                await runner.announce(
+                    chat_id,
+                    _text(
+                        glang,
+                        "round_started",
+                        count=started.count,
+                        level=started.level,
+                        seconds=started.seconds,
+                    ),
+                )
+        if started.outcome is StartOutcome.already_running:
+            await runner.note(chat_id, _text(glang, "round_running"), message.message_id)
+        elif started.outcome is StartOutcome.no_questions:
+            await runner.note(chat_id, _text(glang, "no_questions", level=started.level))
+        else:
+            runner.kick(chat_id)
+
+    @router.message(Command("top"))
+    async def top(message: Message, rounds: RoundService, runner: RoundRunner, lang: str) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        standings = await rounds.leaderboard(message.chat.id)
+        await runner.note(message.chat.id, render_top(standings, group.language).as_html())
+
+    @router.message(Command("settings"))
+    async def settings(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        chat_id = message.chat.id
+        group = await group_of(message.chat, rounds, lang)
+        tokens = (command.args or "").lower().split()
+        if tokens:
+            user_id = message.from_user.id if message.from_user else 0
+            if not await may_manage(bot, message.chat, user_id, group, message):
+                await runner.note(
+                    chat_id, _text(group.language, "group_settings_admins"), message.message_id
+                )
+                return
+            change = _setting(tokens)  # unknown: the settings are shown with their usage
+            if change is not None:
+                group = await rounds.update_group(chat_id, **change)  # type: ignore[arg-type]
+        who = t(
+            group.language, "group_who.everyone" if group.allow_everyone else "group_who.admins"
+        )
+        await runner.note(
+            chat_id,
+            _text(
+                group.language, "group_settings", level=group.level, lang=group.language, who=who
+            ),
+            message.message_id,
+        )
+
+    @router.callback_query(RoundNextCallback.filter())
+    async def next_(
+        query: CallbackQuery,
+        callback_data: RoundNextCallback,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        chat = query.message.chat  # type: ignore[union-attr]
+        group = await group_of(chat, rounds, lang)
+        if not await may_manage(bot, chat, query.from_user.id, group):
+            await query.answer(t(group.language, "round_next_admins"))
+            return
+        closed = await rounds.close_current(chat.id, callback_data.q)
+        await query.answer(t(group.language, "round_next_pressed" if closed else "outdated_button"))
+        if closed:
+            runner.kick(chat.id)
+
+    @router.message(F.reply_to_message)
+    async def reply(
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+    ) -> None:
+        await _answer(message, bot, rounds, runner, lang, edited=False)
+
+    @router.edited_message(F.reply_to_message)
+    async def edited(
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+    ) -> None:
+        await _answer(message, bot, rounds, runner, lang, edited=True)
 
     return router
+
+
+def _setting(tokens: list[str]) -> dict[str, object] | None:
+    """`level junior`, `lang ru`, `everyone on|off`; None when it is none of those."""
+    if len(tokens) != 2:
+        return None
+    key, value = tokens
+    if key == "level" and value in Level.__members__:
+        return {"level": value}
+    if key in ("lang", "language") and value in ("ru", "en"):
+        return {"language": value}
+    if key == "everyone" and value in ("on", "off"):
+        return {"allow_everyone": value == "on"}
+    return None
+
+
+async def _answer(
+    message: Message,
+    bot: Bot,
+    rounds: RoundService,
+    runner: RoundRunner,
+    lang: str,
+    edited: bool,
+) -> None:
+    target = message.reply_to_message
+    if target is None or target.from_user is None or target.from_user.id != bot.id:
+        return  # members talking to each other
+    if message.from_user is None or message.from_user.is_bot:
+        return
+    chat_id = message.chat.id
+    group = await rounds.ensure_group(chat_id, message.chat.title, lang)
+    if message.text is None:
+        state = await rounds.question_state(chat_id, target.message_id)
+        key = {"open": "round_not_text", "closed": "round_closed"}.get(
+            state or "", "round_reply_not_question"
+        )
+        await runner.note(chat_id, _text(group.language, key), message.message_id)
+        return
+    result = await rounds.submit(
+        chat_id,
+        message.from_user.id,
+        message.from_user.full_name,
+        target.message_id,
+        message.text,
+        message.message_id,
+        edited=edited,
+    )
+    if result.outcome in (AnswerOutcome.accepted, AnswerOutcome.replaced):
+        await runner.react(chat_id, message.message_id)
+        if result.complete and await rounds.close_current(chat_id):
+            runner.kick(chat_id)
+    elif result.outcome in NOTES:
+        await runner.note(chat_id, _text(group.language, NOTES[result.outcome]), message.message_id)

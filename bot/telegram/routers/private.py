@@ -33,6 +33,7 @@ def build_private_router() -> Router:
     router = Router(name="private")
     router.message.filter(F.chat.type == ChatType.PRIVATE)
     router.callback_query.filter(F.message.chat.type == ChatType.PRIVATE)
+    router.edited_message.filter(F.chat.type == ChatType.PRIVATE)  # groups have their own
 
     @router.message(CommandStart())
     async def start(message: Message, user: UserView, lang: str) -> None:

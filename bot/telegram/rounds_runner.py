@@ -1,0 +1,158 @@
+"""Moves group rounds forward: closes due questions, grades, and sends what each group is owed.
+
+One pump per group at a time (a lock per chat), so the ticker and a handler never send the same
+item twice; groups run independently of each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
+from aiogram.types import ReactionTypeEmoji, ReplyParameters
+
+from bot.services.rounds import RoundService
+from bot.services.rounds_items import GroupItem, LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.telegram.rounds_keyboards import next_keyboard
+from bot.telegram.rounds_limiter import GroupLimiter
+from bot.telegram.rounds_rendering import (
+    render_leaderboard,
+    render_results,
+    render_round_question,
+)
+
+log = logging.getLogger(__name__)
+
+ACK_REACTION = "✍"
+
+
+class RoundRunner:
+    def __init__(self, bot: Bot, rounds: RoundService, limiter: GroupLimiter):
+        self.bot = bot
+        self.rounds = rounds
+        self.limiter = limiter
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # --- moving rounds forward ---------------------------------------------------------------
+
+    def lock(self, chat_id: int) -> asyncio.Lock:
+        """Held while the group's round changes shape (start + announcement, or a pump)."""
+        return self._locks[chat_id]
+
+    def kick(self, chat_id: int) -> None:
+        """Pump the group in the background unless a pump is already at work there."""
+        if self._locks[chat_id].locked():
+            return  # the running pump, or the next tick, picks the new work up
+        task = asyncio.create_task(self._safe_pump(chat_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _safe_pump(self, chat_id: int) -> None:
+        try:
+            await self.pump(chat_id)
+        except Exception:  # one group's failure must not stop the others; the ticker retries
+            log.exception("round step failed in chat %s", chat_id)
+
+    async def pump(self, chat_id: int) -> None:
+        async with self._locks[chat_id]:
+            while True:
+                await self.rounds.expire(chat_id)
+                await self.rounds.grade_closed(chat_id)
+                items = await self.rounds.outbox(chat_id)
+                if not items:
+                    return
+                group = await self.rounds.group(chat_id)
+                lang = group.language if group else "en"
+                for item in items:
+                    try:
+                        message_id = await self._send(item, lang)
+                    except TelegramForbiddenError:
+                        log.info("bot is no longer in chat %s; ending its round", chat_id)
+                        await self.rounds.bot_removed(chat_id)
+                        return
+                    await self.rounds.mark_sent(item, message_id)
+
+    async def _send(self, item: GroupItem, lang: str) -> int | None:
+        await self.limiter.acquire(item.chat_id)
+        try:
+            if isinstance(item, RoundQuestionItem):
+                message = await self.bot.send_message(
+                    item.chat_id,
+                    render_round_question(item, lang).as_html(),
+                    reply_markup=next_keyboard(lang, item.round_question_id),
+                )
+            elif isinstance(item, ResultsItem):
+                await self._drop_keyboard(item.chat_id, item.question_message_id)
+                reply = None
+                if item.question_message_id and item.question_message_id > 0:
+                    reply = ReplyParameters(
+                        message_id=item.question_message_id, allow_sending_without_reply=True
+                    )
+                message = await self.bot.send_message(
+                    item.chat_id, render_results(item, lang).as_html(), reply_parameters=reply
+                )
+            elif isinstance(item, LeaderboardItem):
+                message = await self.bot.send_message(
+                    item.chat_id, render_leaderboard(item, lang).as_html()
+                )
+            else:  # pragma: no cover - GroupItem is a closed union
+                raise TypeError(type(item))
+        except TelegramBadRequest:
+            log.exception("Telegram rejected %s in chat %s", type(item).__name__, item.chat_id)
+            return None
+        return message.message_id
+
+    async def _drop_keyboard(self, chat_id: int, message_id: int | None) -> None:
+        """The question is closed: its "Next" button goes."""
+        if not message_id or message_id < 0:
+            return
+        with contextlib.suppress(TelegramAPIError):
+            await self.bot.edit_message_reply_markup(
+                chat_id=chat_id, message_id=message_id, reply_markup=None
+            )
+
+    # --- quiet acknowledgements and notes ----------------------------------------------------
+
+    async def react(self, chat_id: int, message_id: int) -> bool:
+        """✍ on an accepted answer; silence where reactions are not allowed."""
+        try:
+            await self.bot.set_message_reaction(
+                chat_id, message_id, [ReactionTypeEmoji(emoji=ACK_REACTION)]
+            )
+            return True
+        except (TelegramBadRequest, TelegramForbiddenError) as exc:
+            log.debug("no reaction in chat %s: %s", chat_id, exc)
+            return False
+
+    async def note(self, chat_id: int, text: str, reply_to: int | None = None) -> bool:
+        """A short reply that never delays a round: skipped when the group's budget is tight."""
+        if not self.limiter.try_acquire(chat_id):
+            log.info("group %s is near its message limit; note skipped", chat_id)
+            return False
+        reply = ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
+        try:
+            await self.bot.send_message(chat_id, text, reply_parameters=reply if reply_to else None)
+            return True
+        except (TelegramBadRequest, TelegramForbiddenError):
+            log.info("could not send a note to chat %s", chat_id, exc_info=True)
+            return False
+
+    async def announce(self, chat_id: int, text: str) -> None:
+        """A round message outside the outbox (the round's start): waits for a slot."""
+        await self.limiter.acquire(chat_id)
+        try:
+            await self.bot.send_message(chat_id, text)
+        except (TelegramBadRequest, TelegramForbiddenError):
+            log.info("could not announce in chat %s", chat_id, exc_info=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -1,0 +1,52 @@
+"""Wires group rounds into a running bot: the service, the runner and the deadline ticker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+from aiogram import Bot, Dispatcher
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.config import Settings
+from bot.scoring.service import ScoringService
+from bot.services.rounds import RoundService
+from bot.storage.engine import create_session_factory
+from bot.telegram.rounds_limiter import GroupLimiter
+from bot.telegram.rounds_runner import RoundRunner
+from bot.telegram.rounds_ticker import run_ticker
+
+
+@dataclass
+class Rounds:
+    service: RoundService
+    runner: RoundRunner
+    tick: float
+    _ticker: asyncio.Task[None] | None = field(default=None, init=False)
+
+    def start_ticker(self) -> None:
+        """Resumes every round from the database, then keeps deadlines."""
+        self._ticker = asyncio.create_task(run_ticker(self.service, self.runner, self.tick))
+
+    async def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        await self.runner.close()
+
+
+def attach_rounds(
+    dp: Dispatcher, bot: Bot, engine: AsyncEngine, scoring: ScoringService, settings: Settings
+) -> Rounds:
+    service = RoundService(
+        create_session_factory(engine),
+        scoring.bank,
+        scoring,
+        min_seconds=settings.round_min_seconds,
+    )
+    runner = RoundRunner(bot, service, GroupLimiter(settings.group_messages_per_minute))
+    dp["rounds"] = service
+    dp["runner"] = runner
+    return Rounds(service, runner, settings.round_tick)

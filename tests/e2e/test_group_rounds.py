@@ -1,0 +1,303 @@
+"""Group rounds end to end: the real Dispatcher over HTTP against the fake Bot API's groups."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import Question
+from bot.scoring.service import ScoringService
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.models import Round, RoundAnswer
+from tests.e2e.conftest import BotProcess, find_question, wait_text
+from tests.fake_telegram import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+GROUP, SECOND = -100_100, -100_200
+SCORE_LINE = re.compile(r"^(?:🥇|🥈|🥉|\d+\.) (.+) — ([\d.]+)/10$")
+WRITING = [{"type": "emoji", "emoji": "✍"}]
+
+
+@pytest.fixture
+async def group_bot(
+    telegram: FakeTelegram, db_url: str, scoring: ScoringService, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[BotProcess]:
+    # Short deadlines and a fast tick keep the tests quick; the group budget stays Telegram's.
+    monkeypatch.setenv("ROUND_MIN_SECONDS", "1")
+    monkeypatch.setenv("ROUND_TICK", "0.2")
+    process = BotProcess(telegram, db_url, scoring)
+    await process.start(telegram)
+    yield process
+    await process.stop()
+
+
+def round_questions(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
+    return [m for m in fake.bot_messages(chat_id) if m["text"].startswith("Round · question")]
+
+
+async def next_question(fake: FakeTelegram, chat_id: int, index: int) -> dict[str, Any]:
+    return (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:], 60))[0]
+
+
+def scores(message: dict[str, Any]) -> list[tuple[str, float]]:
+    found = [SCORE_LINE.match(line) for line in message["text"].splitlines()]
+    return [(m.group(1), float(m.group(2))) for m in found if m]
+
+
+def assert_ranked(ranked: list[tuple[str, float]], strong: str, zero: str) -> None:
+    """Everyone listed once, best first; the model answer scores high, "I don't know" zero."""
+    assert sorted(name for name, _ in ranked) == ["Bob", "Cy <3>", "Dan"]
+    values = [value for _, value in ranked]
+    assert values == sorted(values, reverse=True)
+    assert dict(ranked)[strong] >= 7.0
+    assert ranked[-1] == (zero, 0.0)
+
+
+def partial(question: Question) -> str:
+    return question.key_points[0].en  # one key point of several: a middling answer
+
+
+async def rows(db_url: str, model: Any) -> list[Any]:
+    engine = create_engine(db_url)
+    async with create_session_factory(engine)() as session:
+        result = (await session.scalars(select(model))).all()
+    await engine.dispose()
+    return list(result)
+
+
+def setup_group(fake: FakeTelegram, chat_id: int, admin_id: int = 10) -> dict[str, Any]:
+    admin = fake.user(admin_id, first_name="Alice")
+    fake.group(chat_id, members={admin_id: "creator"})
+    fake.add_bot(admin, chat_id)
+    return admin
+
+
+async def test_two_question_round_ranks_everyone(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    bob = telegram.user(11, first_name="Bob")
+    cy = telegram.user(12, first_name="Cy <3>")
+    dan = telegram.user(13, first_name="Dan")
+    await wait_text(telegram, GROUP, "mock ML interviews right here")
+
+    telegram.send_in_group(admin, GROUP, "/round junior 2 60")
+    await wait_text(telegram, GROUP, "Round started: 2 question(s), level junior, 60 s each")
+    first = await next_question(telegram, GROUP, 0)
+    question = find_question(bank, first)
+    assert question.level == "junior"
+    next_data = first["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    assert next_data.startswith("rnext:")
+
+    answers = [
+        telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"]),
+        telegram.send_in_group(cy, GROUP, partial(question), reply_to=first["message_id"]),
+        telegram.send_in_group(dan, GROUP, "I don't know", reply_to=first["message_id"]),
+    ]
+    for answer in answers:  # acknowledged quietly, with a reaction and no message
+        key = (GROUP, answer["message_id"])
+        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 30)
+    telegram.press(bob, first, next_data)  # not an admin
+    await telegram.wait_for(
+        lambda s: any(
+            p.get("text") == "Only admins can move on." for p in s.sent(None, "answerCallbackQuery")
+        ),
+        30,
+    )
+    assert not [m for m in telegram.bot_messages(GROUP) if "Results" in m["text"]]
+    telegram.press(admin, first, next_data)
+    results1 = await wait_text(telegram, GROUP, "Results · question 1/2")
+    ranked1 = scores(results1)
+    assert_ranked(ranked1, strong="Bob", zero="Dan")
+    assert "Cy &lt;3&gt;" in results1["html"]
+    assert "<blockquote expandable>" in results1["html"]
+    assert "The best answer covered:" in results1["text"]
+    assert "reply_markup" not in telegram.messages[(GROUP, first["message_id"])]
+
+    second = await next_question(telegram, GROUP, 1)
+    question2 = find_question(bank, second)
+    assert question2.id != question.id and second["text"].startswith("Round · question 2/2")
+    telegram.send_in_group(dan, GROUP, question2.answer.en, reply_to=second["message_id"])
+    telegram.send_in_group(cy, GROUP, partial(question2), reply_to=second["message_id"])
+    # The last of those who answered before: the question closes without waiting 60 s.
+    telegram.send_in_group(bob, GROUP, "I don't know", reply_to=second["message_id"])
+    results2 = await wait_text(telegram, GROUP, "Results · question 2/2")
+    ranked2 = scores(results2)
+    assert_ranked(ranked2, strong="Dan", zero="Bob")
+
+    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 question(s))")
+    totals: dict[str, float] = {}
+    for name, value in ranked1 + ranked2:
+        totals[name] = round(totals.get(name, 0.0) + value, 1)
+    lines = [line for line in board["text"].splitlines() if "/20 · " in line]
+    assert len(lines) == 3
+    expected = sorted(totals, key=lambda n: -totals[n])
+    assert [next(n for n in totals if f" {n} — " in line) for line in lines] == expected
+
+    count = len(telegram.bot_messages(GROUP))
+    telegram.send_in_group(dan, GROUP, "/top")
+    top = await wait_text(telegram, GROUP, "The group's all-time leaderboard:", after=count)
+    assert expected[0] in top["text"].splitlines()[1]
+    [round_] = await rows(db_url, Round)
+    assert round_.status == "finished"
+    assert len(await rows(db_url, RoundAnswer)) == 6
+
+
+async def test_restart_mid_round_resumes_the_deadline(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
+    telegram.send_in_group(admin, GROUP, "/round junior 2 8")
+    first = await next_question(telegram, GROUP, 0)
+    question = find_question(bank, first)
+    answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
+    await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])), 30)
+
+    await group_bot.stop()  # killed mid-question; the deadline is only in the database
+    telegram.send_in_group(cy, GROUP, partial(question), reply_to=first["message_id"])
+    await group_bot.start(telegram)
+    # Nobody presses "Next": the restarted ticker closes the question at its deadline.
+    results = await wait_text(telegram, GROUP, "Results · question 1/2")
+    assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
+
+    second = await next_question(telegram, GROUP, 1)
+    await group_bot.stop()
+    await group_bot.start(telegram)
+    for user in (cy, bob):
+        telegram.send_in_group(user, GROUP, "I don't know at all", reply_to=second["message_id"])
+    await wait_text(telegram, GROUP, "Round finished — leaderboard")
+    assert len(round_questions(telegram, GROUP)) == 2  # no question was posted twice
+    assert len([m for m in telegram.bot_messages(GROUP) if "Results" in m["text"]]) == 2
+    assert len(await rows(db_url, RoundAnswer)) == 4
+
+
+async def test_two_groups_run_rounds_at_once(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank
+) -> None:
+    admins = [setup_group(telegram, GROUP, 10), setup_group(telegram, SECOND, 20)]
+    players = [telegram.user(11, first_name="Bob"), telegram.user(21, first_name="Eve")]
+    for chat_id, admin in zip((GROUP, SECOND), admins, strict=True):
+        telegram.send_in_group(admin, chat_id, "/round middle 1 3")
+    questions = [await next_question(telegram, chat_id, 0) for chat_id in (GROUP, SECOND)]
+    for chat_id, player, message in zip((GROUP, SECOND), players, questions, strict=True):
+        text = find_question(bank, message).answer.en
+        telegram.send_in_group(player, chat_id, text, reply_to=message["message_id"])
+    both = [
+        await wait_text(telegram, chat_id, "Results · question 1/1") for chat_id in (GROUP, SECOND)
+    ]
+    assert [name for name, _ in scores(both[0])] == ["Bob"]
+    assert [name for name, _ in scores(both[1])] == ["Eve"]
+    for chat_id in (GROUP, SECOND):
+        await wait_text(telegram, chat_id, "Round finished — leaderboard")
+
+
+async def test_bad_input_in_a_group(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
+    await wait_text(telegram, GROUP, "mock ML interviews right here")
+    telegram.send_in_group(bob, GROUP, "/round")
+    await wait_text(telegram, GROUP, "Only the group's admins can start or stop a round.")
+    telegram.send_in_group(admin, GROUP, "/round expert 99")
+    await wait_text(telegram, GROUP, "Usage: /round [junior|middle|senior] [N] [seconds]")
+    telegram.send_in_group(admin, GROUP, "/round junior 2 120")
+    announce = await wait_text(telegram, GROUP, "Round started")
+    question_message = await next_question(telegram, GROUP, 0)
+    question = find_question(bank, question_message)
+    telegram.send_in_group(admin, GROUP, "/round senior")
+    await wait_text(telegram, GROUP, "A round is already running")
+
+    qid = question_message["message_id"]
+    telegram.send_in_group(
+        bob, GROUP, "my answer to the announcement", reply_to=announce["message_id"]
+    )
+    await wait_text(telegram, GROUP, "reply to the question message of the current round")
+    telegram.sticker_in_group(bob, GROUP, reply_to=qid)
+    await wait_text(telegram, GROUP, "Only text answers are graded")
+    telegram.send_in_group(bob, GROUP, "autograd", reply_to=qid)
+    await wait_text(telegram, GROUP, "Too short to grade")
+    # Members talking among themselves (a reply to a member) get no reply at all.
+    chatter = telegram.send_in_group(cy, GROUP, "see you at the meetup tonight folks")
+    telegram.send_in_group(bob, GROUP, "sure thing see you there", reply_to=chatter["message_id"])
+
+    telegram.send_in_group(bob, GROUP, "I don't know this one", reply_to=qid)
+    final = telegram.send_in_group(bob, GROUP, "it is something about tensors", reply_to=qid)
+    telegram.edit_text(bob, final, question.answer.en)  # an edit before the deadline counts
+    hostile = "<b>bold</b> & <script>x</script> " + "backward accumulates .grad " * 300
+    telegram.chats[GROUP].reactions_allowed = False  # the group turned reactions off
+    long_one = telegram.send_in_group(cy, GROUP, hostile, reply_to=qid)
+    await telegram.wait_for(
+        lambda s: any(
+            int(p["message_id"]) == long_one["message_id"]
+            for p in s.sent(GROUP, "setMessageReaction")
+        ),
+        30,
+    )
+    assert (GROUP, long_one["message_id"]) not in telegram.reactions  # silence, not an error
+
+    telegram.send_in_group(admin, GROUP, "/round stop")
+    await wait_text(telegram, GROUP, "Ending the round")
+    results = await wait_text(telegram, GROUP, "Results · question 1/1")
+    assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
+    assert "<script>" not in results["html"]
+    await wait_text(telegram, GROUP, "Round finished — leaderboard (1 question(s))")
+    answers = await rows(db_url, RoundAnswer)
+    assert len(answers) == 2
+    bob_answer = next(a for a in answers if a.user_id == 11)
+    assert bob_answer.text == question.answer.en
+    assert max(len(a.text) for a in answers) == 4096
+
+    telegram.send_in_group(cy, GROUP, "a late answer to the old question", reply_to=qid)
+    await wait_text(telegram, GROUP, "This question is closed")
+    texts = [m["text"] for m in telegram.bot_messages(GROUP)]
+    assert not any("meetup" in t or "see you" in t for t in texts)
+    assert len(round_questions(telegram, GROUP)) == 1
+
+
+async def test_removed_bot_ends_the_round_and_readding_explains(
+    telegram: FakeTelegram, group_bot: BotProcess, db_url: str
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    telegram.send_in_group(admin, GROUP, "/round junior 3 2")
+    await next_question(telegram, GROUP, 0)
+    telegram.remove_bot(admin, GROUP)
+    await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat, 10)
+    await asyncio.sleep(3)  # past the deadline: nothing more is sent there
+    [round_] = await rows(db_url, Round)
+    assert round_.status == "stopped"
+    assert len(round_questions(telegram, GROUP)) == 1
+    assert not telegram.sent(GROUP)[-1]["text"].startswith("Results")
+    telegram.add_bot(admin, GROUP)
+    count = len(telegram.bot_messages(GROUP))
+    await wait_text(telegram, GROUP, "mock ML interviews right here", after=count)
+
+
+async def test_thirty_participants_stay_within_the_group_limit(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    telegram.send_in_group(admin, GROUP, "/round junior 1 120")
+    message = await next_question(telegram, GROUP, 0)
+    question = find_question(bank, message)
+    for index in range(30):
+        user = telegram.user(1000 + index, first_name=f"P{index:02d}")
+        text = question.answer.en if index % 2 else "I don't know"
+        telegram.send_in_group(user, GROUP, text, reply_to=message["message_id"])
+    await telegram.wait_for(lambda s: len(s.reactions) >= 30, 60)
+    telegram.press(
+        admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    )
+    results = await wait_text(telegram, GROUP, "Results · question 1/1")
+    assert len(scores(results)) == 30
+    await wait_text(telegram, GROUP, "Round finished — leaderboard")
+    # 30 answers cost no message each: how-to, announcement, question, results, leaderboard.
+    assert len(telegram.sent(GROUP)) == 5
