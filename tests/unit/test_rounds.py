@@ -260,3 +260,18 @@ async def test_all_time_leaderboard(service: RoundService) -> None:
         ("A", 9.0, 2, 2),
     ]
     assert await service.leaderboard(OTHER) == []
+
+
+async def test_an_older_message_never_replaces_a_newer_one(service: RoundService) -> None:
+    """Updates are handled concurrently: the later reply (higher message id) wins."""
+    await service.start(GROUP, 1, "junior", 1, 30)
+    await post_question(service, GROUP, 10)
+    assert (await service.submit(GROUP, 2, "A", 10, "score 8 the newer reply", 12)).outcome is (
+        AnswerOutcome.accepted
+    )
+    stale = await service.submit(GROUP, 2, "A", 10, "score 1 the older reply", 11)
+    assert stale.outcome is AnswerOutcome.duplicate
+    edit = await service.submit(GROUP, 2, "A", 10, "score 3 an edit of it", 11, edited=True)
+    assert edit.outcome is AnswerOutcome.replaced  # an edit before the deadline counts
+    await service.close_current(GROUP)
+    assert [line.score for line in (await results(service, GROUP)).lines] == [3.0]
