@@ -260,41 +260,49 @@ class DailyService:
             )
             return missed.rowcount + interrupted.rowcount  # type: ignore[attr-defined]
 
-    async def claim(self, limit: int) -> list[DailyJob]:
-        """Atomically take up to `limit` due pending deliveries for this process."""
+    async def claim(self, limit: int, attempts: int = 5) -> list[DailyJob]:
+        """Atomically take up to `limit` due pending deliveries for this process.
+
+        Two steps in one transaction: pick candidate ids (on PostgreSQL locking them with
+        SKIP LOCKED, so racing processes pick different rows), then a conditional UPDATE
+        (status still pending) that marks them with this claim's token. A row another process
+        got first is simply not updated; if it got all of them, pick again."""
         now = self.now()
         token = uuid.uuid4().hex
-        async with self.sessions() as session, session.begin():
-            due = (
-                select(DailyDelivery.id)
-                .where(
-                    DailyDelivery.status == "pending",
-                    DailyDelivery.due_at <= now,
-                    DailyDelivery.due_at >= now - self.grace,
-                )
-                .order_by(DailyDelivery.due_at, DailyDelivery.id)
-                .limit(limit)
-            )
-            if session.bind.dialect.name == "postgresql":
-                due = due.with_for_update(skip_locked=True)
-            result = await session.execute(
-                update(DailyDelivery)
-                .where(
-                    DailyDelivery.id.in_(due.scalar_subquery()), DailyDelivery.status == "pending"
-                )
-                .values(status="claimed", claim_token=token, claimed_at=now)
-                .execution_options(synchronize_session=False)
-            )
-            if not result.rowcount:  # type: ignore[attr-defined]
-                return []
-            rows = (
-                await session.scalars(
-                    select(DailyDelivery)
-                    .where(DailyDelivery.claim_token == token)
+        for _ in range(attempts):
+            async with self.sessions() as session, session.begin():
+                due = (
+                    select(DailyDelivery.id)
+                    .where(
+                        DailyDelivery.status == "pending",
+                        DailyDelivery.due_at <= now,
+                        DailyDelivery.due_at >= now - self.grace,
+                    )
                     .order_by(DailyDelivery.due_at, DailyDelivery.id)
+                    .limit(limit)
                 )
-            ).all()
-            return await self._prepare(session, rows, token)
+                if session.bind.dialect.name == "postgresql":
+                    due = due.with_for_update(skip_locked=True)
+                ids = list((await session.scalars(due)).all())
+                if not ids:
+                    return []
+                result = await session.execute(
+                    update(DailyDelivery)
+                    .where(DailyDelivery.id.in_(ids), DailyDelivery.status == "pending")
+                    .values(status="claimed", claim_token=token, claimed_at=now)
+                    .execution_options(synchronize_session=False)
+                )
+                if not result.rowcount:  # type: ignore[attr-defined]
+                    continue  # all taken by another process meanwhile
+                rows = (
+                    await session.scalars(
+                        select(DailyDelivery)
+                        .where(DailyDelivery.claim_token == token)
+                        .order_by(DailyDelivery.due_at, DailyDelivery.id)
+                    )
+                ).all()
+                return await self._prepare(session, rows, token)
+        return []
 
     async def _prepare(
         self, session: AsyncSession, rows: Sequence[DailyDelivery], token: str

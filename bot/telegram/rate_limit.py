@@ -49,10 +49,10 @@ class TokenBucket:
     async def acquire(self) -> None:
         async with self._lock:  # FIFO: asyncio.Lock wakes waiters in arrival order
             self._refill()
-            while self._tokens < 1:
+            while self._tokens < 1 - 1e-9:  # the tolerance stops float crumbs from spinning
                 await self.sleep((1 - self._tokens) / self.rate)
                 self._refill()
-            self._tokens -= 1
+            self._tokens = max(0.0, self._tokens - 1)
 
 
 class RateLimitMiddleware(BaseRequestMiddleware):

@@ -1,0 +1,129 @@
+"""Two bot processes share one database: every due delivery is claimed and sent by exactly one.
+
+Runs on SQLite and on the local PostgreSQL (skipped with the reason when it is not reachable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time as wall
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bot.content.loader import QuestionBank
+from bot.services.daily import DailyService
+from bot.services.interviews import InterviewService
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.migrations import upgrade
+from bot.storage.models import AskedQuestion, DailyDelivery
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "database": "test"}
+DUE = datetime(2026, 6, 10, 9, 0, tzinfo=UTC)
+SUBSCRIBERS = 240
+
+WORKER = """
+import asyncio, json, sys, time
+from datetime import datetime
+from bot.content.loader import load_bank
+from bot.services.daily import DailyService
+from bot.storage.engine import create_engine, create_session_factory
+
+async def main(url, now, start_at, expected):
+    engine = create_engine(url)
+    daily = DailyService(create_session_factory(engine), load_bank(), clock=lambda: now)
+    while time.time() < start_at:
+        await asyncio.sleep(0.005)
+    claimed = []
+    while True:
+        await daily.materialize()
+        jobs = await daily.claim(5)
+        assert len(jobs) <= 5, len(jobs)  # never more than asked for
+        if not jobs:
+            counts = await daily.status_counts()
+            if sum(counts.values()) >= expected and not {"pending", "claimed"} & set(counts):
+                break
+            await asyncio.sleep(0.01)  # the other process still holds rows
+        for job in jobs:
+            if await daily.start_sending(job):
+                await daily.mark_sent(job, 100000 + job.delivery_id)
+                claimed.append(job.delivery_id)
+    await engine.dispose()
+    print(json.dumps(claimed))
+
+asyncio.run(
+    main(sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
+)
+"""
+
+
+async def _pg_admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(**PG_ADMIN, timeout=3)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+        await asyncio.to_thread(upgrade, url)
+        yield url
+        return
+    name = f"daily_claims_{uuid.uuid4().hex[:10]}"
+    try:
+        await _pg_admin(f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
+        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 (user postgres, db test) unusable: {exc!r}")
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    try:
+        await asyncio.to_thread(upgrade, url)
+        yield url
+    finally:
+        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def test_two_processes_claim_each_delivery_once(shared_db: str, bank: QuestionBank) -> None:
+    engine = create_engine(shared_db)
+    sessions = create_session_factory(engine)
+    interviews = InterviewService(sessions, bank, None)  # type: ignore[arg-type]
+    daily = DailyService(sessions, bank, clock=lambda: DUE.replace(hour=8))
+    for uid in range(1, SUBSCRIBERS + 1):
+        await interviews.ensure_user(uid, "en")
+        await daily.subscribe(uid, uid, time(9, 0), "UTC" if uid % 2 else "+0")
+
+    start_at = wall.time() + 4.0  # both interpreters are up by then; then they race
+    workers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WORKER, shared_db, DUE.isoformat(), str(start_at), str(SUBSCRIBERS),
+            cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]  # fmt: skip
+    outputs = [await asyncio.wait_for(w.communicate(), 120) for w in workers]
+    for worker, (_, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err.decode()[-2000:]
+    first, second = (set(json.loads(out.decode().strip().splitlines()[-1])) for out, _ in outputs)
+
+    async with sessions() as session:
+        rows = (await session.scalars(select(DailyDelivery))).all()
+        asks = (await session.scalars(select(AskedQuestion))).all()
+    await engine.dispose()
+    assert len(rows) == SUBSCRIBERS  # one row per user and day, though both processes created
+    assert not first & second  # no delivery claimed by both
+    assert first | second == {r.id for r in rows}
+    assert first and second  # both really took part
+    assert {r.status for r in rows} == {"sent"}
+    assert len(asks) == SUBSCRIBERS and len({a.message_id for a in asks}) == SUBSCRIBERS
