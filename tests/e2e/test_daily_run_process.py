@@ -1,0 +1,72 @@
+"""`python -m bot run` as a real process: a daily question arrives at a real minute ahead."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.content.loader import QuestionBank
+from tests.e2e.conftest import find_question, wait_text
+from tests.e2e.daily_helpers import daily_messages
+from tests.fake_telegram import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_run_delivers_a_daily_question_at_the_minute(
+    telegram: FakeTelegram, bank: QuestionBank, tmp_path: Path
+) -> None:
+    log = tmp_path / "bot.log"
+    env = {
+        **os.environ,
+        "BOT_TOKEN": telegram.token,
+        "TELEGRAM_API_URL": telegram.url,
+        "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
+        "POLLING_TIMEOUT": "1",
+        "DAILY_TICK_SECONDS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "LOG_LEVEL": "INFO",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run",
+        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        try:
+            await telegram.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= 2, 180)
+        except TimeoutError:
+            raise AssertionError(log.read_text()[-3000:]) from None
+        now = datetime.now(UTC)
+        due = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        if (due - now).total_seconds() < 20:  # too close to set up reliably: one more minute
+            due += timedelta(minutes=1)
+        user = telegram.user(31, "ru", "Иван")
+        telegram.send_text(user, f"/daily {due:%H:%M} UTC")
+        await wait_text(telegram, 31, "Готово!")
+        assert not daily_messages(telegram, 31)
+
+        daily = (await telegram.wait_for(lambda s: daily_messages(s, 31), 150))[0]
+        arrived = datetime.now(UTC)
+        assert due <= arrived < due + timedelta(seconds=60), (due, arrived)
+        assert daily["text"].startswith("Вопрос дня · junior")
+        question = find_question(bank, daily)
+        count = len(telegram.bot_messages(31))
+        telegram.send_text(user, question.answer.ru, reply_to=daily["message_id"])
+        await wait_text(telegram, 31, "Оценка: ", after=count)
+        await wait_text(telegram, 31, "Серия: 1 дн. подряд", after=count)
+        assert len(daily_messages(telegram, 31)) == 1
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                process.kill()
+    assert "Traceback" not in log.read_text()
