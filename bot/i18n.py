@@ -258,6 +258,15 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Менять настройки группы могут только администраторы.",
         "en": "Only the group's admins can change its settings.",
     },
+    "quiz_started": {
+        "ru": "Квиз начался: {count} опрос(ов), уровень {level}, по {seconds} с. Голосуйте в каждом опросе; верный ответ — 10 очков в общий рейтинг.",
+        "en": "Quiz started: {count} poll(s), level {level}, {seconds} s each. Vote in each poll; a right answer scores 10 towards the leaderboard.",
+    },
+    "quiz_usage": {
+        "ru": "Формат: /quiz [junior|middle|senior] [N] [секунды] — N от 1 до {max}, секунды от {min} до 600.",
+        "en": "Usage: /quiz [junior|middle|senior] [N] [seconds] — N from 1 to {max}, seconds from {min} to 600.",
+    },
+    "quiz_right_answer": {"ru": "Верный ответ:", "en": "The right answer:"},
     # --- daily questions ---------------------------------------------------------------------
     "daily_header": {"ru": "Вопрос дня · {level}", "en": "Daily question · {level}"},
     "daily_streak": {

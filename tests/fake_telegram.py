@@ -688,7 +688,10 @@ class FakeTelegram:
         poll = {
             "id": poll_id,
             "question": question,
-            "options": [{"text": text, "voter_count": 0} for text in texts],
+            "options": [
+                {"persistent_id": str(i), "text": text, "voter_count": 0}
+                for i, text in enumerate(texts)
+            ],
             "total_voter_count": 0,
             "is_closed": False,
             "is_anonymous": params.get("is_anonymous", True) not in (False, "false", "False"),
@@ -710,8 +713,22 @@ class FakeTelegram:
             "poll": poll,
             "text": question,
         }
+        if params.get("reply_markup"):
+            self._check_markup(params)
+            message["reply_markup"] = params["reply_markup"]
         self.messages[(chat.id, message["message_id"])] = message
         return {k: v for k, v in message.items() if k != "text"}
+
+    async def _m_stoppoll(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        message = self.messages.get((chat.id, int(params.get("message_id", 0))))
+        if message is None or "poll" not in message:
+            raise _ApiError(400, "Bad Request: message with poll to stop not found")
+        if message["poll"]["is_closed"]:
+            raise _ApiError(400, "Bad Request: poll has already been closed")
+        message["poll"]["is_closed"] = True
+        message.pop("reply_markup", None)
+        return message["poll"]
 
 
 class _ApiError(Exception):

@@ -55,6 +55,8 @@ def upgrade() -> None:
     sa.Column('question_id', sa.String(length=80), nullable=False),
     sa.Column('message_id', sa.BigInteger(), nullable=True),
     sa.Column('poll_id', sa.String(length=64), nullable=True),
+    sa.Column('options', sa.JSON(), nullable=True),
+    sa.Column('correct_option', sa.Integer(), nullable=True),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('deadline', sa.DateTime(timezone=True), nullable=True),
     sa.Column('closed_at', sa.DateTime(timezone=True), nullable=True),

@@ -26,6 +26,7 @@ from bot.content.schema import Level
 from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language, is_dont_know, words
 from bot.services.question_choice import choose_questions
+from bot.services.quiz import QUIZ_SECONDS, build_options, quiz_questions
 from bot.services.rounds_items import (
     GroupItem,
     LeaderboardItem,
@@ -250,9 +251,11 @@ class RoundService:
         level: str | None = None,
         count: int | None = None,
         seconds: int | None = None,
+        kind: str = "round",
     ) -> StartResult:
+        """A round of free-text questions, or (kind="quiz") of quiz polls."""
         return await _once_more_on_conflict(
-            lambda: self._start(chat_id, started_by, level, count, seconds)
+            lambda: self._start(chat_id, started_by, level, count, seconds, kind)
         )
 
     async def _start(
@@ -262,6 +265,7 @@ class RoundService:
         level: str | None,
         count: int | None,
         seconds: int | None,
+        kind: str = "round",
     ) -> StartResult:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
@@ -273,13 +277,16 @@ class RoundService:
                 return StartResult(StartOutcome.already_running)
             chosen = Level(level or group.level).value
             wanted = max(1, min(count or DEFAULT_QUESTIONS, MAX_QUESTIONS))
-            per_question = seconds or DEFAULT_SECONDS
+            quiz = kind == "quiz"
+            per_question = seconds or (QUIZ_SECONDS if quiz else DEFAULT_SECONDS)
             asked = await _asked_in_group(session, chat_id)
-            questions = choose_questions(self.bank.by_level(chosen), asked, wanted, self.rng)
+            pool = quiz_questions(self.bank, chosen) if quiz else self.bank.by_level(chosen)
+            questions = choose_questions(pool, asked, wanted, self.rng)
             if not questions:
                 return StartResult(StartOutcome.no_questions, level=chosen)
             round_ = Round(
                 chat_id=chat_id,
+                kind="quiz" if quiz else "round",
                 level=chosen,
                 question_ids=[q.id for q in questions],
                 position=0,
@@ -289,10 +296,23 @@ class RoundService:
             )
             session.add(round_)
             await session.flush()
-            _ask(session, round_)
+            self._ask(session, round_)
             return StartResult(
                 StartOutcome.started, round_.id, chosen, len(questions), per_question
             )
+
+    def _ask(self, session: AsyncSession, round_: Round) -> None:
+        question_id = round_.question_ids[round_.position]
+        rq = RoundQuestion(
+            round_id=round_.id,
+            chat_id=round_.chat_id,
+            position=round_.position,
+            question_id=question_id,
+        )
+        question = self.bank.get(question_id)
+        if round_.kind == "quiz" and question is not None:
+            rq.options, rq.correct_option = build_options(question, self.bank, self.rng)
+        session.add(rq)
 
     async def stop(self, chat_id: int) -> bool:
         """`/round stop`: the current question is the last; its answers still get results."""
@@ -437,7 +457,7 @@ class RoundService:
                     RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == reply_to
                 )
             )
-            if rq is None:
+            if rq is None or rq.options is not None:  # a quiz poll is answered by voting
                 return AnswerResult(AnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
             if rq.status != "open" or (deadline is not None and now >= deadline):
@@ -450,19 +470,25 @@ class RoundService:
                 )
             )
             if existing is not None:
-                # Updates run concurrently: a message older than the stored one (or the same one
-                # delivered again, or the original of an edit already applied) changes nothing.
-                stale = (
-                    not edited
-                    and message_id is not None
-                    and existing.message_id is not None
-                    and message_id <= existing.message_id
+                # Updates run concurrently, so the check is part of the UPDATE itself: a message
+                # older than the stored one (or the same one delivered again, or the original of
+                # an edit already applied) changes nothing; an edit always replaces.
+                stmt = update(RoundAnswer).where(RoundAnswer.id == existing.id)
+                if not edited and message_id is not None:
+                    stmt = stmt.where(
+                        (RoundAnswer.message_id.is_(None)) | (RoundAnswer.message_id < message_id)
+                    )
+                result = await session.execute(
+                    stmt.values(
+                        text=text,
+                        message_id=message_id,
+                        language=language or detect_language(text),
+                        name=name[:128] or str(user_id),
+                        answered_at=now,
+                    )
                 )
-                if stale:
+                if not result.rowcount:  # type: ignore[attr-defined]
                     return AnswerResult(AnswerOutcome.duplicate)
-                existing.text, existing.message_id = text, message_id
-                existing.language = language or detect_language(text)
-                existing.name, existing.answered_at = name[:128], now
                 outcome = AnswerOutcome.replaced
             else:
                 session.add(
@@ -480,6 +506,60 @@ class RoundService:
             await session.flush()
             complete = await _everyone_answered(session, rq)
         return AnswerResult(outcome, complete)
+
+    async def poll_answer(
+        self, poll_id: str, user_id: int, name: str, option_ids: Sequence[int]
+    ) -> tuple[int | None, AnswerResult]:
+        """A vote in a quiz poll: 10 points when right, 0 when wrong; a retracted vote is dropped.
+
+        Returns the group's chat id (None when the poll is no open quiz question) and the result.
+        """
+        return await _once_more_on_conflict(
+            lambda: self._poll_answer(poll_id, user_id, name, option_ids)
+        )
+
+    async def _poll_answer(
+        self, poll_id: str, user_id: int, name: str, option_ids: Sequence[int]
+    ) -> tuple[int | None, AnswerResult]:
+        now = self.clock()
+        async with self.sessions() as session, session.begin():
+            rq = await session.scalar(select(RoundQuestion).where(RoundQuestion.poll_id == poll_id))
+            if rq is None or rq.options is None:
+                return None, AnswerResult(AnswerOutcome.not_a_question)
+            deadline = aware(rq.deadline)
+            if rq.status != "open" or (deadline is not None and now >= deadline):
+                return rq.chat_id, AnswerResult(AnswerOutcome.closed)
+            existing = await session.scalar(
+                select(RoundAnswer).where(
+                    RoundAnswer.round_question_id == rq.id, RoundAnswer.user_id == user_id
+                )
+            )
+            if not option_ids:
+                if existing is not None:
+                    await session.delete(existing)
+                return rq.chat_id, AnswerResult(AnswerOutcome.replaced)
+            choice = int(option_ids[0])
+            right = choice == rq.correct_option
+            fields = {
+                "text": str(rq.options[choice]) if 0 <= choice < len(rq.options) else "?",
+                "name": name[:128] or str(user_id),
+                "score": 10.0 if right else 0.0,
+                "verdict": "correct" if right else "wrong",
+                "status": "graded",  # nothing to grade: the poll knows the right option
+                "answered_at": now,
+                "graded_at": now,
+            }
+            if existing is None:
+                session.add(
+                    RoundAnswer(round_question_id=rq.id, user_id=user_id, language="en", **fields)
+                )
+                outcome = AnswerOutcome.accepted
+            else:
+                for key, value in fields.items():
+                    setattr(existing, key, value)
+                outcome = AnswerOutcome.replaced
+            await session.flush()
+            return rq.chat_id, AnswerResult(outcome, await _everyone_answered(session, rq))
 
     async def grade_closed(self, chat_id: int) -> None:
         """Grade the answers of closed questions, then mark the results owed."""
@@ -575,6 +655,8 @@ class RoundService:
                                     rq.position + 1,
                                     len(round_.question_ids),
                                     round_.seconds,
+                                    tuple(rq.options or ()),
+                                    rq.correct_option,
                                 )
                             )
                 if round_.status == "finishing":
@@ -607,6 +689,9 @@ class RoundService:
         for answer in answered:
             pitfalls.update(set(answer.pitfalls or []))
         best = list(answered[0].covered or []) if answered else []
+        right = None
+        if rq.options is not None and rq.correct_option is not None:
+            right = rq.options[rq.correct_option]
         return ResultsItem(
             round_question_id=rq.id,
             chat_id=rq.chat_id,
@@ -617,9 +702,12 @@ class RoundService:
             best_covered=best,
             pitfalls=dict(pitfalls),
             question_message_id=rq.message_id,
+            correct_option=right,
         )
 
-    async def mark_sent(self, item: GroupItem, message_id: int | None) -> None:
+    async def mark_sent(
+        self, item: GroupItem, message_id: int | None, poll_id: str | None = None
+    ) -> None:
         now = self.clock()
         async with self.sessions() as session, session.begin():
             if isinstance(item, RoundQuestionItem):
@@ -627,6 +715,7 @@ class RoundService:
                 if rq is not None and rq.message_id is None:
                     # A placeholder id keeps a refused send from being retried forever.
                     rq.message_id = message_id if message_id is not None else -rq.id
+                    rq.poll_id = poll_id
                     rq.deadline = now + timedelta(seconds=item.seconds)
                     if message_id is None:
                         rq.status = "grading"  # nobody can reply to a message never posted
@@ -640,7 +729,7 @@ class RoundService:
                     return
                 round_.position = rq.position + 1
                 if round_.position < len(round_.question_ids):
-                    _ask(session, round_)
+                    self._ask(session, round_)
                 else:
                     round_.status = "finishing"
             else:
@@ -667,17 +756,6 @@ async def _once_more_on_conflict(action: Callable[[], Awaitable[T]]) -> T:
 
 def _view(group: GroupChat) -> GroupView:
     return GroupView(group.id, group.language, group.level, group.allow_everyone, group.active)
-
-
-def _ask(session: AsyncSession, round_: Round) -> None:
-    session.add(
-        RoundQuestion(
-            round_id=round_.id,
-            chat_id=round_.chat_id,
-            position=round_.position,
-            question_id=round_.question_ids[round_.position],
-        )
-    )
 
 
 async def _active(session: AsyncSession, chat_id: int) -> Round | None:

@@ -20,6 +20,8 @@ class RoundQuestionItem:
     position: int  # 1-based
     total: int
     seconds: int
+    options: tuple[str, ...] = ()  # quiz: question ids whose short answers are the options
+    correct_option: int | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class ResultsItem:
     best_covered: list[str]  # key-point ids covered by the best answer
     pitfalls: dict[str, int]  # pitfall id -> how many participants fell into it
     question_message_id: int | None
+    correct_option: str | None = None  # quiz: the question id whose short answer was right
 
 
 @dataclass(frozen=True)

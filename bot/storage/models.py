@@ -163,6 +163,9 @@ class RoundQuestion(Base):
     question_id: Mapped[str] = mapped_column(String(80))
     message_id: Mapped[int | None] = mapped_column(BigInteger)  # None until posted
     poll_id: Mapped[str | None] = mapped_column(String(64))  # quiz rounds
+    # Quiz rounds: the ids of the questions whose short answers are the options, and which is right
+    options: Mapped[list[str] | None] = mapped_column(JSON)
+    correct_option: Mapped[int | None] = mapped_column(Integer)
     # open -> grading (closed, answers being graded) -> graded (results owed) -> done
     status: Mapped[str] = mapped_column(String(12), default="open")
     deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # set when posted

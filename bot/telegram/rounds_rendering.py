@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from aiogram.utils.formatting import Bold, ExpandableBlockQuote, Italic, Text, as_line, as_list
 
+from bot.content.schema import Question
 from bot.i18n import t
 from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem, Standing
 from bot.telegram.rendering import TELEGRAM_TEXT_LIMIT, _clip, _fmt, visible_length
@@ -38,7 +41,9 @@ def _name(name: str) -> str:
     return _clip(name, NAME_LIMIT) or "?"
 
 
-def render_results(item: ResultsItem, lang: str) -> Text:
+def render_results(
+    item: ResultsItem, lang: str, bank_question: Callable[[str], Question | None] = lambda _: None
+) -> Text:
     header = Bold(t(lang, "round_results_header", position=item.position, total=item.total))
     lines: list[Text | str] = []
     for line in item.lines[:MAX_LINES]:
@@ -62,6 +67,9 @@ def render_results(item: ResultsItem, lang: str) -> Text:
         parts.append(Italic(_clip(item.question.question.get(lang), 300)))
     parts.append(as_list(*lines) if lines else t(lang, "round_no_answers"))
     question = item.question
+    right = bank_question(item.correct_option) if item.correct_option else None
+    if right is not None and right.short_answer is not None:
+        parts.append(as_list(Bold(t(lang, "quiz_right_answer")), right.short_answer.get(lang)))
     if question is not None and item.best_covered:
         covered = [
             as_line("✅ ", question.key_point(pid).text(lang), end="")

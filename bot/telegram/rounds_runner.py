@@ -13,8 +13,9 @@ from collections import defaultdict
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
-from aiogram.types import ReactionTypeEmoji, ReplyParameters
+from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyParameters
 
+from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
 from bot.services.rounds import RoundService
 from bot.services.rounds_items import GroupItem, LeaderboardItem, ResultsItem, RoundQuestionItem
 from bot.telegram.rounds_keyboards import next_keyboard
@@ -70,31 +71,42 @@ class RoundRunner:
                 lang = group.language if group else "en"
                 for item in items:
                     try:
-                        message_id = await self._send(item, lang)
+                        message = await self._send(item, lang)
                     except TelegramForbiddenError:
                         log.info("bot is no longer in chat %s; ending its round", chat_id)
                         await self.rounds.bot_removed(chat_id)
                         return
-                    await self.rounds.mark_sent(item, message_id)
+                    poll = message.poll if message is not None else None
+                    await self.rounds.mark_sent(
+                        item,
+                        message.message_id if message is not None else None,
+                        poll.id if poll is not None else None,
+                    )
 
-    async def _send(self, item: GroupItem, lang: str) -> int | None:
+    async def _send(self, item: GroupItem, lang: str) -> Message | None:
         await self.limiter.acquire(item.chat_id)
         try:
-            if isinstance(item, RoundQuestionItem):
+            if isinstance(item, RoundQuestionItem) and item.options:
+                message = await self._send_poll(item, lang)
+            elif isinstance(item, RoundQuestionItem):
                 message = await self.bot.send_message(
                     item.chat_id,
                     render_round_question(item, lang).as_html(),
                     reply_markup=next_keyboard(lang, item.round_question_id),
                 )
             elif isinstance(item, ResultsItem):
-                await self._drop_keyboard(item.chat_id, item.question_message_id)
+                await self._drop_keyboard(
+                    item.chat_id, item.question_message_id, quiz=item.correct_option is not None
+                )
                 reply = None
                 if item.question_message_id and item.question_message_id > 0:
                     reply = ReplyParameters(
                         message_id=item.question_message_id, allow_sending_without_reply=True
                     )
                 message = await self.bot.send_message(
-                    item.chat_id, render_results(item, lang).as_html(), reply_parameters=reply
+                    item.chat_id,
+                    render_results(item, lang, self.rounds.bank.get).as_html(),
+                    reply_parameters=reply,
                 )
             elif isinstance(item, LeaderboardItem):
                 message = await self.bot.send_message(
@@ -105,11 +117,36 @@ class RoundRunner:
         except TelegramBadRequest:
             log.exception("Telegram rejected %s in chat %s", type(item).__name__, item.chat_id)
             return None
-        return message.message_id
+        return message
 
-    async def _drop_keyboard(self, chat_id: int, message_id: int | None) -> None:
+    async def _send_poll(self, item: RoundQuestionItem, lang: str) -> Message:
+        """A quiz poll: non-anonymous, so each vote arrives as a poll_answer update."""
+        bank = self.rounds.bank
+        options = [option_text(bank.get(qid) or item.question, lang) for qid in item.options]
+        header = f"{item.position}/{item.total} · {item.question.question.get(lang)}"
+        return await self.bot.send_poll(
+            item.chat_id,
+            question=clip(header, QUESTION_LIMIT),
+            options=[InputPollOption(text=text) for text in options],
+            type="quiz",
+            is_anonymous=False,
+            correct_option_id=item.correct_option,
+            explanation=explanation(item.question, lang),
+            open_period=min(max(item.seconds, 5), 600),
+            question_parse_mode=None,
+            explanation_parse_mode=None,
+            reply_markup=next_keyboard(lang, item.round_question_id),
+        )
+
+    async def _drop_keyboard(
+        self, chat_id: int, message_id: int | None, quiz: bool = False
+    ) -> None:
         """The question is closed: its "Next" button goes."""
         if not message_id or message_id < 0:
+            return
+        if quiz:  # votes after the close would not count: close the poll itself too
+            with contextlib.suppress(TelegramAPIError):
+                await self.bot.stop_poll(chat_id, message_id)
             return
         with contextlib.suppress(TelegramAPIError):
             await self.bot.edit_message_reply_markup(

@@ -72,6 +72,25 @@ async def rows(db_url: str, model: Any) -> list[Any]:
     return list(result)
 
 
+async def wait_answers(db_url: str, count: int, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while len(await rows(db_url, RoundAnswer)) < count:
+        assert loop.time() < deadline, f"fewer than {count} answers stored"
+        await asyncio.sleep(0.1)
+
+
+async def wait_round_status(db_url: str, status: str, timeout: float = 30.0) -> Round:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        [round_] = await rows(db_url, Round)
+        if round_.status == status:
+            return round_
+        assert loop.time() < deadline, f"the round is {round_.status}, not {status}"
+        await asyncio.sleep(0.1)
+
+
 def setup_group(fake: FakeTelegram, chat_id: int, admin_id: int = 10) -> dict[str, Any]:
     admin = fake.user(admin_id, first_name="Alice")
     fake.group(chat_id, members={admin_id: "creator"})
@@ -145,8 +164,7 @@ async def test_two_question_round_ranks_everyone(
     telegram.send_in_group(dan, GROUP, "/top")
     top = await wait_text(telegram, GROUP, "The group's all-time leaderboard:", after=count)
     assert expected[0] in top["text"].splitlines()[1]
-    [round_] = await rows(db_url, Round)
-    assert round_.status == "finished"
+    await wait_round_status(db_url, "finished")
     assert len(await rows(db_url, RoundAnswer)) == 6
 
 
@@ -272,8 +290,7 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
     telegram.remove_bot(admin, GROUP)
     await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat, 10)
     await asyncio.sleep(3)  # past the deadline: nothing more is sent there
-    [round_] = await rows(db_url, Round)
-    assert round_.status == "stopped"
+    await wait_round_status(db_url, "stopped")
     assert len(round_questions(telegram, GROUP)) == 1
     assert not telegram.sent(GROUP)[-1]["text"].startswith("Results")
     telegram.add_bot(admin, GROUP)
@@ -301,3 +318,54 @@ async def test_thirty_participants_stay_within_the_group_limit(
     await wait_text(telegram, GROUP, "Round finished — leaderboard")
     # 30 answers cost no message each: how-to, announcement, question, results, leaderboard.
     assert len(telegram.sent(GROUP)) == 5
+
+
+async def test_quiz_round_with_polls(
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
+) -> None:
+    admin = setup_group(telegram, GROUP)
+    bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
+    telegram.send_in_group(bob, GROUP, "/quiz")
+    await wait_text(telegram, GROUP, "Only the group's admins")
+    telegram.send_in_group(admin, GROUP, "/quiz expert")
+    await wait_text(telegram, GROUP, "Usage: /quiz")
+    telegram.send_in_group(admin, GROUP, "/quiz middle 2 30")
+    await wait_text(telegram, GROUP, "Quiz started: 2 poll(s), level middle, 30 s each")
+
+    for number in (1, 2):
+        sent = await telegram.wait_for(lambda s, n=number: s.sent(GROUP, "sendPoll")[n - 1 :], 60)
+        params = sent[0]
+        assert params["type"] == "quiz" and params["is_anonymous"] in (False, "false")
+        assert len(params["explanation"]) <= 200
+        poll_id = sorted(telegram.polls)[number - 1]
+        poll = telegram.polls[poll_id]
+        right = int(params["correct_option_id"])
+        question = next(q for q in bank if q.question.en in poll["question"])
+        assert poll["options"][right]["text"] == question.short_answer.en
+        wrong = (right + 1) % len(poll["options"])
+        # Bob is right both times, Cy only the second time; Cy's vote closes poll 2 early.
+        telegram.answer_poll(bob, poll_id, [right])
+        if number == 1:
+            message = next(
+                m for m in telegram.bot_messages(GROUP) if m.get("poll", {}).get("id") == poll_id
+            )
+            telegram.answer_poll(cy, poll_id, [wrong])
+            await wait_answers(db_url, 2)  # both votes stored before the admin moves on
+            telegram.press(
+                admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+            )
+        else:
+            telegram.answer_poll(cy, poll_id, [right])
+        results = await wait_text(telegram, GROUP, f"Results · question {number}/2")
+        assert "The right answer:" in results["text"]
+        assert question.short_answer.en in results["text"]
+        assert telegram.polls[poll_id]["is_closed"]
+        if number == 1:
+            assert scores(results) == [("Bob", 10.0), ("Cy", 0.0)]
+        else:  # a tie: both ranked first, in the order they voted
+            assert sorted(scores(results)) == [("Bob", 10.0), ("Cy", 10.0)]
+            assert results["text"].count("🥇") == 2
+    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 question(s))")
+    assert "Bob — 20/20" in board["text"] and "Cy — 10/20" in board["text"]
+    round_ = await wait_round_status(db_url, "finished")
+    assert round_.kind == "quiz"

@@ -6,6 +6,8 @@ Ordinary conversation between members never gets a reply.
 
 from __future__ import annotations
 
+import asyncio
+
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.exceptions import TelegramAPIError
@@ -16,7 +18,7 @@ from aiogram.filters import (
     Command,
     CommandObject,
 )
-from aiogram.types import CallbackQuery, Chat, ChatMemberUpdated, Message
+from aiogram.types import CallbackQuery, Chat, ChatMemberUpdated, Message, PollAnswer
 from aiogram.utils.formatting import Text
 
 from bot.content.schema import Level
@@ -36,6 +38,8 @@ from bot.telegram.rounds_rendering import render_top
 from bot.telegram.rounds_runner import RoundRunner
 
 GROUP_TYPES = {ChatType.GROUP, ChatType.SUPERGROUP}
+POLL_ID_RETRIES = 5
+POLL_ID_WAIT = 0.4
 ADMIN_STATUSES = {"creator", "administrator"}
 NOTES = {
     AnswerOutcome.not_a_question: "round_reply_not_question",
@@ -149,6 +153,65 @@ def build_group_router() -> Router:
         elif started.outcome is StartOutcome.no_questions:
             await runner.note(chat_id, _text(glang, "no_questions", level=started.level))
         else:
+            runner.kick(chat_id)
+
+    @router.message(Command("quiz"))
+    async def quiz(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        chat_id = message.chat.id
+        group = await group_of(message.chat, rounds, lang)
+        glang = group.language
+        try:
+            args = parse_round_args(command.args, rounds.min_seconds)
+            if args.stop or (args.seconds or 0) > 600:  # /round stop ends a quiz too
+                raise RoundUsageError(command.args or "")
+        except RoundUsageError:
+            usage = _text(glang, "quiz_usage", max=MAX_QUESTIONS, min=rounds.min_seconds)
+            await runner.note(chat_id, usage, message.message_id)
+            return
+        user_id = message.from_user.id if message.from_user else 0
+        if not await may_manage(bot, message.chat, user_id, group, message):
+            await runner.note(chat_id, _text(glang, "round_admins_only"), message.message_id)
+            return
+        async with runner.lock(chat_id):
+            started = await rounds.start(
+                chat_id, user_id, args.level, args.count, args.seconds, kind="quiz"
+            )
+            if started.outcome is StartOutcome.started:
+                text = _text(
+                    glang,
+                    "quiz_started",
+                    count=started.count,
+                    level=started.level,
+                    seconds=started.seconds,
+                )
+                await runner.announce(chat_id, text)
+        if started.outcome is StartOutcome.already_running:
+            await runner.note(chat_id, _text(glang, "round_running"), message.message_id)
+        elif started.outcome is StartOutcome.no_questions:
+            await runner.note(chat_id, _text(glang, "no_questions", level=started.level))
+        else:
+            runner.kick(chat_id)
+
+    @router.poll_answer()
+    async def vote(answer: PollAnswer, rounds: RoundService, runner: RoundRunner) -> None:
+        if answer.user is None:  # a vote on behalf of a chat: no participant to score
+            return
+        for attempt in range(POLL_ID_RETRIES):
+            chat_id, result = await rounds.poll_answer(
+                answer.poll_id, answer.user.id, answer.user.full_name, answer.option_ids
+            )
+            if chat_id is not None or attempt == POLL_ID_RETRIES - 1:
+                break
+            # A vote can arrive before the poll's id is stored (right after sendPoll returns).
+            await asyncio.sleep(POLL_ID_WAIT)
+        if chat_id is not None and result.complete and await rounds.close_current(chat_id):
             runner.kick(chat_id)
 
     @router.message(Command("top"))
