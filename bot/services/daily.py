@@ -79,6 +79,16 @@ class DailyJob:
     local_date: str
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How one send ended: a message id (sent), or the reason it failed."""
+
+    job: DailyJob
+    message_id: int | None = None
+    reason: str | None = None
+    deactivate: bool = False  # the user blocked the bot: stop the subscription
+
+
 class DailyService:
     def __init__(
         self,
@@ -370,17 +380,25 @@ class DailyService:
 
     async def start_sending(self, job: DailyJob) -> bool:
         """claimed -> sending just before the request; False: not ours any more, skip it."""
+        return (await self.start_sending_many([job]))[0]
+
+    async def start_sending_many(self, jobs: Sequence[DailyJob]) -> list[bool]:
+        """start_sending for several jobs in one transaction (fewer SQLite write locks)."""
+        now = self.now()
+        results: list[bool] = []
         async with self.sessions() as session, session.begin():
-            result = await session.execute(
-                update(DailyDelivery)
-                .where(
-                    DailyDelivery.id == job.delivery_id,
-                    DailyDelivery.claim_token == job.token,
-                    DailyDelivery.status == "claimed",
+            for job in jobs:
+                result = await session.execute(
+                    update(DailyDelivery)
+                    .where(
+                        DailyDelivery.id == job.delivery_id,
+                        DailyDelivery.claim_token == job.token,
+                        DailyDelivery.status == "claimed",
+                    )
+                    .values(status="sending", claimed_at=now)
                 )
-                .values(status="sending", claimed_at=self.now())
-            )
-            return result.rowcount == 1  # type: ignore[attr-defined]
+                results.append(result.rowcount == 1)  # type: ignore[attr-defined]
+        return results
 
     async def release(self, jobs: Sequence[DailyJob]) -> None:
         """Claimed but never tried (shutting down): back to pending for the next process."""
@@ -397,43 +415,68 @@ class DailyService:
                 )
 
     async def mark_sent(self, job: DailyJob, message_id: int) -> None:
-        """Record the question as asked (answers route to it like an interview question)."""
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            ask = AskedQuestion(
-                user_id=job.user_id,
-                chat_id=job.chat_id,
-                question_id=job.question.id,
-                interview_id=None,
-                position=0,
-                message_id=message_id,
-                status="open",
-                asked_at=now,
-            )
-            session.add(ask)
-            await session.flush()
-            # Our token proves the claim; this overrides a stale "interrupted" verdict too.
-            await session.execute(
-                update(DailyDelivery)
-                .where(DailyDelivery.id == job.delivery_id, DailyDelivery.claim_token == job.token)
-                .values(
-                    status="sent", ask_id=ask.id, message_id=message_id, sent_at=now, reason=None
-                )
-            )
+        await self.record([Outcome(job, message_id=message_id)])
 
     async def mark_failed(self, job: DailyJob, reason: str, deactivate: bool = False) -> None:
+        await self.record([Outcome(job, reason=reason, deactivate=deactivate)])
+
+    async def record(self, outcomes: Sequence[Outcome]) -> None:
+        """Settle sent or failed deliveries in one transaction. A sent one becomes an asked
+        question (answers route to it like an interview question). The claim's token proves
+        ownership, and overrides a stale "interrupted" verdict with the truth."""
+        now = self.now()
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(DailyDelivery)
-                .where(DailyDelivery.id == job.delivery_id, DailyDelivery.claim_token == job.token)
-                .values(status="failed", reason=reason[:200])
-            )
-            if deactivate:
+            asks: list[tuple[Outcome, AskedQuestion]] = []
+            for outcome in outcomes:
+                if outcome.message_id is not None:
+                    job = outcome.job
+                    ask = AskedQuestion(
+                        user_id=job.user_id,
+                        chat_id=job.chat_id,
+                        question_id=job.question.id,
+                        interview_id=None,
+                        position=0,
+                        message_id=outcome.message_id,
+                        status="open",
+                        asked_at=now,
+                    )
+                    session.add(ask)
+                    asks.append((outcome, ask))
+            if asks:
+                await session.flush()
+            for outcome, ask in asks:
                 await session.execute(
-                    update(DailySubscription)
-                    .where(DailySubscription.user_id == job.user_id)
-                    .values(active=False, stopped_reason=reason[:200], updated_at=self.now())
+                    update(DailyDelivery)
+                    .where(
+                        DailyDelivery.id == outcome.job.delivery_id,
+                        DailyDelivery.claim_token == outcome.job.token,
+                    )
+                    .values(
+                        status="sent",
+                        ask_id=ask.id,
+                        message_id=outcome.message_id,
+                        sent_at=now,
+                        reason=None,
+                    )
                 )
+            for outcome in outcomes:
+                if outcome.message_id is not None:
+                    continue
+                reason = (outcome.reason or "error: unknown")[:200]
+                await session.execute(
+                    update(DailyDelivery)
+                    .where(
+                        DailyDelivery.id == outcome.job.delivery_id,
+                        DailyDelivery.claim_token == outcome.job.token,
+                    )
+                    .values(status="failed", reason=reason)
+                )
+                if outcome.deactivate:
+                    await session.execute(
+                        update(DailySubscription)
+                        .where(DailySubscription.user_id == outcome.job.user_id)
+                        .values(active=False, stopped_reason=reason, updated_at=now)
+                    )
 
     async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
         """The user blocked the bot: stop at once, and fail what was due but not yet tried."""

@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Generic, TypeVar
 
 from aiogram import Bot, Dispatcher
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
@@ -18,11 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.i18n import t
-from bot.services.daily import Clock, DailyJob, DailyService
+from bot.services.daily import Clock, DailyJob, DailyService, Outcome
 from bot.storage.engine import create_session_factory
 from bot.storage.models import utcnow
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def render_daily_question(job: DailyJob) -> Text:
@@ -32,6 +36,39 @@ def render_daily_question(job: DailyJob) -> Text:
         job.question.question.get(lang),
         Italic(t(lang, "answer_hint")),
     )
+
+
+class Batcher(Generic[T, R]):
+    """Gathers calls made within `delay` seconds into one `flush(items)` call (one database
+    transaction instead of one per message: SQLite has a single writer)."""
+
+    def __init__(self, flush: Callable[[list[T]], Awaitable[Sequence[R]]], delay: float = 0.01):
+        self.flush = flush
+        self.delay = delay
+        self._items: list[tuple[T, asyncio.Future[R]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def submit(self, item: T) -> R:
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._items.append((item, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_soon())
+        return await future
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(self.delay)
+        while self._items:
+            items, self._items = self._items, []
+            try:
+                results = await self.flush([item for item, _ in items])
+            except Exception as exc:
+                for _, future in items:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), result in zip(items, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
 
 
 class DailyScheduler:
@@ -46,6 +83,12 @@ class DailyScheduler:
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._starts: Batcher[DailyJob, bool] = Batcher(daily.start_sending_many)
+        self._outcomes: Batcher[Outcome, None] = Batcher(self._record)
+
+    async def _record(self, outcomes: list[Outcome]) -> list[None]:
+        await self.daily.record(outcomes)
+        return [None] * len(outcomes)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="daily-scheduler")
@@ -81,50 +124,71 @@ class DailyScheduler:
             self._wake.clear()
 
     async def run_once(self) -> int:
-        """One pass; returns how many deliveries it settled (sent or failed)."""
+        """One pass; returns how many deliveries it took on.
+
+        A pipeline, not batch by batch: workers (as many as a batch) take jobs from a queue
+        while the next batch is claimed as soon as the queue runs low, so the rate limit, not
+        a batch's slowest message, sets the pace."""
         await self.daily.expire()
         await self.daily.materialize()
-        done = 0
-        upcoming: asyncio.Task[list[DailyJob]] | None = asyncio.create_task(
-            self.daily.claim(self.batch)
-        )
+        queue: asyncio.Queue[DailyJob] = asyncio.Queue()
+        workers = [asyncio.create_task(self._work(queue)) for _ in range(self.batch)]
+        taken = 0
         try:
-            while upcoming is not None:
-                jobs = await upcoming
-                upcoming = None
+            while not self._stopping.is_set():
+                if queue.qsize() >= self.batch // 2 + 1:
+                    await asyncio.sleep(0.02)
+                    continue
+                jobs = await self.daily.claim(self.batch)
                 if not jobs:
                     break
-                if self._stopping.is_set():
-                    await self.daily.release(jobs)
-                    break
-                upcoming = asyncio.create_task(self.daily.claim(self.batch))
-                await asyncio.gather(*(self._deliver(job) for job in jobs))
-                done += len(jobs)
+                taken += len(jobs)
+                for job in jobs:
+                    queue.put_nowait(job)
+            if self._stopping.is_set():  # claimed but not started: hand back
+                left = [queue.get_nowait() for _ in range(queue.qsize())]
+                for _ in left:
+                    queue.task_done()
+                await self.daily.release(left)
+                taken -= len(left)
+            await queue.join()  # the messages in flight finish
         finally:
-            if upcoming is not None:  # stopped with a batch claimed but not started
-                with contextlib.suppress(Exception):
-                    await self.daily.release(await upcoming)
-        return done
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        return taken
+
+    async def _work(self, queue: asyncio.Queue[DailyJob]) -> None:
+        while True:
+            job = await queue.get()
+            try:
+                await self._deliver(job)
+            except Exception:  # recording the outcome failed; the row settles as stale
+                log.exception("daily delivery %s failed", job.delivery_id)
+            finally:
+                queue.task_done()
 
     async def _deliver(self, job: DailyJob) -> None:
-        if not await self.daily.start_sending(job):
+        if not await self._starts.submit(job):
             return  # another process took it back after our claim went stale
+        await self._outcomes.submit(await self._send(job))
+
+    async def _send(self, job: DailyJob) -> Outcome:
         try:
             message = await self.bot.send_message(job.chat_id, render_daily_question(job).as_html())
         except TelegramForbiddenError as exc:
             log.info("user %s blocked the bot; daily questions stopped", job.user_id)
-            await self.daily.mark_failed(job, f"blocked: {exc.message}", deactivate=True)
+            return Outcome(job, reason=f"blocked: {exc.message}", deactivate=True)
         except TelegramBadRequest as exc:
             gone = "chat not found" in exc.message.lower()
-            await self.daily.mark_failed(job, f"rejected: {exc.message}", deactivate=gone)
+            return Outcome(job, reason=f"rejected: {exc.message}", deactivate=gone)
         except TelegramAPIError as exc:  # retries (429, 5xx, network) already exhausted
             log.warning("daily question for user %s failed: %s", job.user_id, exc)
-            await self.daily.mark_failed(job, f"error: {type(exc).__name__}: {exc.message}")
+            return Outcome(job, reason=f"error: {type(exc).__name__}: {exc.message}")
         except Exception as exc:
             log.exception("daily question for user %s failed", job.user_id)
-            await self.daily.mark_failed(job, f"error: {type(exc).__name__}")
-        else:
-            await self.daily.mark_sent(job, message.message_id)
+            return Outcome(job, reason=f"error: {type(exc).__name__}")
+        return Outcome(job, message_id=message.message_id)
 
 
 @dataclass
