@@ -267,6 +267,22 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Usage: /quiz [junior|middle|senior] [N] [seconds] — N from 1 to {max}, seconds from {min} to 600.",
     },
     "quiz_right_answer": {"ru": "Верный ответ:", "en": "The right answer:"},
+    "round_private_header": {
+        "ru": "Подробный разбор вашего ответа в групповом раунде:",
+        "en": "Detailed feedback on your answer in the group round:",
+    },
+    "feedback_on": {
+        "ru": "{name}, после каждого вопроса пришлю вам подробный разбор в личные сообщения. Если вы ещё не писали мне, откройте личный чат и нажмите «Start». Отключить: /feedback off",
+        "en": "{name}, after each question I'll send you detailed feedback in private. If you haven't yet, open a private chat with me and press Start. To stop: /feedback off",
+    },
+    "feedback_off": {
+        "ru": "{name}, подробный разбор в личных сообщениях отключён.",
+        "en": "{name}, no more detailed feedback in private.",
+    },
+    "feedback_usage": {
+        "ru": "Формат: /feedback on|off — подробный разбор ваших ответов в личных сообщениях.",
+        "en": "Usage: /feedback on|off — detailed feedback on your answers, in private.",
+    },
     # --- daily questions ---------------------------------------------------------------------
     "daily_header": {"ru": "Вопрос дня · {level}", "en": "Daily question · {level}"},
     "daily_streak": {

@@ -30,12 +30,21 @@ from bot.services.quiz import QUIZ_SECONDS, build_options, quiz_questions
 from bot.services.rounds_items import (
     GroupItem,
     LeaderboardItem,
+    PrivateFeedbackItem,
     ResultsItem,
     RoundQuestionItem,
     ScoreLine,
     Standing,
 )
-from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion, utcnow
+from bot.storage.models import (
+    GroupChat,
+    Round,
+    RoundAnswer,
+    RoundFeedbackOptIn,
+    RoundQuestion,
+    User,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -664,7 +673,55 @@ class RoundService:
                     items.append(
                         LeaderboardItem(round_.id, chat_id, len(round_.question_ids), standings)
                     )
+            items.extend(await self._private_feedback(session, chat_id))
         return items
+
+    async def _private_feedback(
+        self, session: AsyncSession, chat_id: int
+    ) -> list[PrivateFeedbackItem]:
+        rows = (
+            await session.execute(
+                select(RoundAnswer, RoundQuestion.question_id, User.language)
+                .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
+                .outerjoin(User, User.id == RoundAnswer.user_id)
+                .where(RoundQuestion.chat_id == chat_id, RoundAnswer.private_feedback == "owed")
+                .order_by(RoundAnswer.id)
+            )
+        ).all()
+        items = []
+        for answer, question_id, language in rows:
+            question = self.bank.get(question_id)
+            if question is None:
+                continue
+            covered = list(answer.covered or [])
+            items.append(
+                PrivateFeedbackItem(
+                    answer_id=answer.id,
+                    chat_id=chat_id,
+                    user_id=answer.user_id,
+                    language=language or "en",
+                    question=question,
+                    score=answer.score or 0.0,
+                    verdict=answer.verdict or "no-answer",
+                    covered=covered,
+                    missed=[k.id for k in question.key_points if k.id not in covered],
+                    pitfalls=list(answer.pitfalls or []),
+                )
+            )
+        return items
+
+    async def set_private_feedback(self, user_id: int, enabled: bool) -> None:
+        """Opt in to (or out of) detailed feedback in private on one's group answers."""
+
+        async def write() -> None:
+            async with self.sessions() as session, session.begin():
+                row = await session.get(RoundFeedbackOptIn, user_id)
+                if row is None:
+                    session.add(RoundFeedbackOptIn(user_id=user_id, enabled=enabled))
+                else:
+                    row.enabled, row.updated_at = enabled, self.clock()
+
+        await _once_more_on_conflict(write)
 
     async def _results(
         self, session: AsyncSession, round_: Round, rq: RoundQuestion
@@ -724,6 +781,17 @@ class RoundService:
                 if rq is None or rq.status != "graded":
                     return
                 rq.status = "done"
+                if rq.options is None:  # quiz votes need no detailed feedback
+                    opted = select(RoundFeedbackOptIn.user_id).where(RoundFeedbackOptIn.enabled)
+                    await session.execute(
+                        update(RoundAnswer)
+                        .where(
+                            RoundAnswer.round_question_id == rq.id,
+                            RoundAnswer.status == "graded",
+                            RoundAnswer.user_id.in_(opted),
+                        )
+                        .values(private_feedback="owed")
+                    )
                 round_ = await session.get(Round, rq.round_id)
                 if round_ is None or round_.status != "active":
                     return
@@ -732,6 +800,10 @@ class RoundService:
                     self._ask(session, round_)
                 else:
                     round_.status = "finishing"
+            elif isinstance(item, PrivateFeedbackItem):
+                answer = await session.get(RoundAnswer, item.answer_id)
+                if answer is not None and answer.private_feedback == "owed":
+                    answer.private_feedback = "sent" if message_id is not None else "failed"
             else:
                 round_ = await session.get(Round, item.round_id)
                 if round_ is not None and round_.status == "finishing":

@@ -63,4 +63,20 @@ class LeaderboardItem:
     standings: list[Standing] = field(default_factory=list)
 
 
-GroupItem = RoundQuestionItem | ResultsItem | LeaderboardItem
+@dataclass(frozen=True)
+class PrivateFeedbackItem:
+    """Detailed feedback on one group answer, sent to the participant's private chat."""
+
+    answer_id: int
+    chat_id: int  # the group it was answered in
+    user_id: int
+    language: str
+    question: Question
+    score: float
+    verdict: str
+    covered: list[str]
+    missed: list[str]
+    pitfalls: list[str]
+
+
+GroupItem = RoundQuestionItem | ResultsItem | LeaderboardItem | PrivateFeedbackItem

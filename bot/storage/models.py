@@ -199,8 +199,20 @@ class RoundAnswer(Base):
     pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Detailed feedback in private, for participants who opted in: owed -> sent | failed
+    private_feedback: Mapped[str | None] = mapped_column(String(8))
 
     __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
+
+
+class RoundFeedbackOptIn(Base):
+    """A participant who wants detailed feedback on their group answers in a private chat."""
+
+    __tablename__ = "round_feedback_optins"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 # --- daily questions (issue 6) ----------------------------------------------------------------

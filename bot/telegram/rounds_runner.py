@@ -14,10 +14,20 @@ from collections import defaultdict
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyParameters
+from aiogram.utils.formatting import Italic, Text
 
+from bot.i18n import t
+from bot.services.outbox import FeedbackItem
 from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
 from bot.services.rounds import RoundService
-from bot.services.rounds_items import GroupItem, LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.services.rounds_items import (
+    GroupItem,
+    LeaderboardItem,
+    PrivateFeedbackItem,
+    ResultsItem,
+    RoundQuestionItem,
+)
+from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds_keyboards import next_keyboard
 from bot.telegram.rounds_limiter import GroupLimiter
 from bot.telegram.rounds_rendering import (
@@ -84,6 +94,8 @@ class RoundRunner:
                     )
 
     async def _send(self, item: GroupItem, lang: str) -> Message | None:
+        if isinstance(item, PrivateFeedbackItem):
+            return await self._send_private(item)
         await self.limiter.acquire(item.chat_id)
         try:
             if isinstance(item, RoundQuestionItem) and item.options:
@@ -118,6 +130,36 @@ class RoundRunner:
             log.exception("Telegram rejected %s in chat %s", type(item).__name__, item.chat_id)
             return None
         return message
+
+    async def _send_private(self, item: PrivateFeedbackItem) -> Message | None:
+        """Detailed feedback in the participant's private chat (opted in from the group)."""
+        feedback = FeedbackItem(
+            answer_id=item.answer_id,
+            chat_id=item.user_id,
+            reply_to=None,
+            question=item.question,
+            score=item.score,
+            verdict=item.verdict,
+            covered=item.covered,
+            missed=item.missed,
+            pitfalls=item.pitfalls,
+            evidence={},
+        )
+        header = Text(
+            t(item.language, "round_private_header"),
+            "\n",
+            Italic(item.question.question.get(item.language)),
+        )
+        last = None
+        try:
+            await self.bot.send_message(item.user_id, header.as_html())
+            for part in render_feedback(feedback, item.language):
+                last = await self.bot.send_message(item.user_id, part.as_html())
+        except (TelegramBadRequest, TelegramForbiddenError) as exc:
+            # Never started the bot privately, or blocked it: the group result stands.
+            log.info("no private feedback for user %s: %s", item.user_id, exc)
+            return None
+        return last
 
     async def _send_poll(self, item: RoundQuestionItem, lang: str) -> Message:
         """A quiz poll: non-anonymous, so each vote arrives as a poll_answer update."""

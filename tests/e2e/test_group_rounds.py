@@ -106,6 +106,8 @@ async def test_two_question_round_ranks_everyone(
     cy = telegram.user(12, first_name="Cy <3>")
     dan = telegram.user(13, first_name="Dan")
     await wait_text(telegram, GROUP, "mock ML interviews right here")
+    telegram.send_in_group(bob, GROUP, "/feedback on")  # Bob wants details in private
+    await wait_text(telegram, GROUP, "Bob, after each question I'll send you detailed feedback")
 
     telegram.send_in_group(admin, GROUP, "/round junior 2 60")
     await wait_text(telegram, GROUP, "Round started: 2 question(s), level junior, 60 s each")
@@ -122,13 +124,13 @@ async def test_two_question_round_ranks_everyone(
     ]
     for answer in answers:  # acknowledged quietly, with a reaction and no message
         key = (GROUP, answer["message_id"])
-        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 30)
+        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 90)
     telegram.press(bob, first, next_data)  # not an admin
     await telegram.wait_for(
         lambda s: any(
             p.get("text") == "Only admins can move on." for p in s.sent(None, "answerCallbackQuery")
         ),
-        30,
+        90,
     )
     assert not [m for m in telegram.bot_messages(GROUP) if "Results" in m["text"]]
     telegram.press(admin, first, next_data)
@@ -139,6 +141,10 @@ async def test_two_question_round_ranks_everyone(
     assert "<blockquote expandable>" in results1["html"]
     assert "The best answer covered:" in results1["text"]
     assert "reply_markup" not in telegram.messages[(GROUP, first["message_id"])]
+    await wait_text(telegram, 11, "Detailed feedback on your answer in the group round")
+    private = await wait_text(telegram, 11, "Score: ")
+    assert "✅" in private["text"]
+    assert telegram.bot_messages(12) == []  # Cy did not opt in
 
     second = await next_question(telegram, GROUP, 1)
     question2 = find_question(bank, second)
@@ -177,7 +183,7 @@ async def test_restart_mid_round_resumes_the_deadline(
     first = await next_question(telegram, GROUP, 0)
     question = find_question(bank, first)
     answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
-    await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])), 30)
+    await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])), 90)
 
     await group_bot.stop()  # killed mid-question; the deadline is only in the database
     telegram.send_in_group(cy, GROUP, partial(question), reply_to=first["message_id"])
@@ -258,7 +264,7 @@ async def test_bad_input_in_a_group(
             int(p["message_id"]) == long_one["message_id"]
             for p in s.sent(GROUP, "setMessageReaction")
         ),
-        30,
+        90,
     )
     assert (GROUP, long_one["message_id"]) not in telegram.reactions  # silence, not an error
 
@@ -309,7 +315,7 @@ async def test_thirty_participants_stay_within_the_group_limit(
         user = telegram.user(1000 + index, first_name=f"P{index:02d}")
         text = question.answer.en if index % 2 else "I don't know"
         telegram.send_in_group(user, GROUP, text, reply_to=message["message_id"])
-    await telegram.wait_for(lambda s: len(s.reactions) >= 30, 60)
+    await telegram.wait_for(lambda s: len(s.reactions) >= 30, 120)
     telegram.press(
         admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
     )

@@ -19,7 +19,12 @@ from bot.services.rounds import (
     parse_round_args,
     ranks,
 )
-from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.services.rounds_items import (
+    LeaderboardItem,
+    PrivateFeedbackItem,
+    ResultsItem,
+    RoundQuestionItem,
+)
 from bot.storage.models import RoundAnswer
 
 GROUP, OTHER = -1001, -1002
@@ -275,3 +280,23 @@ async def test_an_older_message_never_replaces_a_newer_one(service: RoundService
     assert edit.outcome is AnswerOutcome.replaced  # an edit before the deadline counts
     await service.close_current(GROUP)
     assert [line.score for line in (await results(service, GROUP)).lines] == [3.0]
+
+
+async def test_opted_in_participants_are_owed_private_feedback(service: RoundService) -> None:
+    await service.set_private_feedback(2, True)
+    await service.set_private_feedback(3, True)
+    await service.set_private_feedback(3, False)  # changed their mind
+    await service.start(GROUP, 1, "junior", 1, 30)
+    await post_question(service, GROUP, 10)
+    await service.submit(GROUP, 2, "A", 10, "score 6 with pitfall here", 11)
+    await service.submit(GROUP, 3, "B", 10, "score 8 opted out", 12)
+    await service.close_current(GROUP)
+    await service.mark_sent(await results(service, GROUP), 13)
+    owed = [i for i in await service.outbox(GROUP) if isinstance(i, PrivateFeedbackItem)]
+    assert [(i.user_id, i.score, i.chat_id) for i in owed] == [(2, 6.0, GROUP)]
+    item = owed[0]
+    assert item.covered == [item.question.key_points[0].id]
+    assert item.missed == [k.id for k in item.question.key_points[1:]]
+    assert item.pitfalls == [item.question.pitfalls[0].id]
+    await service.mark_sent(item, None)  # never started the bot privately: not retried
+    assert not [i for i in await service.outbox(GROUP) if isinstance(i, PrivateFeedbackItem)]

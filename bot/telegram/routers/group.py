@@ -214,6 +214,26 @@ def build_group_router() -> Router:
         if chat_id is not None and result.complete and await rounds.close_current(chat_id):
             runner.kick(chat_id)
 
+    @router.message(Command("feedback"))
+    async def feedback(
+        message: Message,
+        command: CommandObject,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        choice = (command.args or "on").strip().lower()
+        if message.from_user is None or choice not in ("on", "off"):
+            await runner.note(
+                message.chat.id, _text(group.language, "feedback_usage"), message.message_id
+            )
+            return
+        await rounds.set_private_feedback(message.from_user.id, choice == "on")
+        key = "feedback_on" if choice == "on" else "feedback_off"
+        text = _text(group.language, key, name=message.from_user.full_name)
+        await runner.note(message.chat.id, text, message.message_id)
+
     @router.message(Command("top"))
     async def top(message: Message, rounds: RoundService, runner: RoundRunner, lang: str) -> None:
         group = await group_of(message.chat, rounds, lang)
