@@ -29,7 +29,7 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
         telegram.group(GROUP, members={10: "administrator"})
         telegram.add_bot(admin, GROUP)
-        telegram.send_in_group(admin, GROUP, "/round junior 2 40")
+        telegram.send_in_group(admin, GROUP, "/round junior 2 25")
         first = (await telegram.wait_for(lambda s: round_questions(s, GROUP), 60))[0]
         question = find_question(bank, first)
         answer = telegram.send_in_group(
