@@ -397,7 +397,14 @@ class RoundService:
             finishing = (
                 await session.scalars(select(Round.chat_id).where(Round.status == "finishing"))
             ).all()
-        chats = set(finishing)
+            owed = (
+                await session.scalars(
+                    select(RoundQuestion.chat_id)
+                    .join(RoundAnswer, RoundAnswer.round_question_id == RoundQuestion.id)
+                    .where(RoundAnswer.private_feedback == "owed")
+                )
+            ).all()
+        chats = set(finishing) | set(owed)
         for chat_id, status, deadline in rows:
             when = aware(deadline)
             if status != "open" or when is None or when <= now:

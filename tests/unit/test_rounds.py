@@ -294,9 +294,13 @@ async def test_opted_in_participants_are_owed_private_feedback(service: RoundSer
     await service.mark_sent(await results(service, GROUP), 13)
     owed = [i for i in await service.outbox(GROUP) if isinstance(i, PrivateFeedbackItem)]
     assert [(i.user_id, i.score, i.chat_id) for i in owed] == [(2, 6.0, GROUP)]
+    board = next(i for i in await service.outbox(GROUP) if isinstance(i, LeaderboardItem))
+    await service.mark_sent(board, 14)
+    assert await service.due() == [GROUP]  # after a restart the ticker still owes the feedback
     item = owed[0]
     assert item.covered == [item.question.key_points[0].id]
     assert item.missed == [k.id for k in item.question.key_points[1:]]
     assert item.pitfalls == [item.question.pitfalls[0].id]
     await service.mark_sent(item, None)  # never started the bot privately: not retried
     assert not [i for i in await service.outbox(GROUP) if isinstance(i, PrivateFeedbackItem)]
+    assert await service.due() == []
