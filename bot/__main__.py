@@ -1,4 +1,4 @@
-"""CLI: run | practice | grade | questions | content check."""
+"""CLI: run | practice | grade | eval | bench | questions | content check."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ import logging
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.config import ConfigError, Settings, load_settings
 from bot.content.loader import BankError, QuestionBank, load_bank
+
+if TYPE_CHECKING:
+    from bot.scoring.service import ScoringService
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,8 +29,23 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--question", help="bank question id")
     grade.add_argument("--answer", help="the answer text")
     grade.add_argument("--lang", choices=("ru", "en"), help="answer language (default: detect)")
-    grade.add_argument("--batch", type=Path, help="JSON lines {question, answer, lang}")
+    grade.add_argument(
+        "--batch",
+        type=Path,
+        help="JSON lines: {question, answer, lang} for a bank question, or "
+        "{question_text, reference, answer, lang} to grade against a reference answer",
+    )
     grade.add_argument("--json", action="store_true", help="print JSON")
+    evaluate = sub.add_parser("eval", help="measure the grader against human grades")
+    evaluate.add_argument(
+        "files", nargs="*", type=Path, help="external CSV/JSONL: question, reference, answer, grade"
+    )
+    evaluate.add_argument("--no-bank", action="store_true", help="skip content/eval")
+    evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
+    evaluate.add_argument("--ablation", action="store_true", help="switch each part off in turn")
+    evaluate.add_argument("--json", type=Path, help="also write the figures to this file")
+    bench = sub.add_parser("bench", help="grading latency, throughput, start-up and memory")
+    bench.add_argument("--answers", type=int, default=64, help="answers per throughput run")
     questions = sub.add_parser("questions", help="list the bank")
     questions.add_argument("--json", action="store_true")
     questions.add_argument("--level", choices=("junior", "middle", "senior"))
@@ -96,37 +115,66 @@ def _content_check(bank: QuestionBank) -> int:
     return 0
 
 
-def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
-    from bot.scoring.service import ScoringService
+def _grade_line(bank: QuestionBank, row: object, number: int) -> tuple[str, ...] | str:
+    """A batch line as (question id, answer, lang) or (question, reference, answer, lang)."""
+    if not isinstance(row, dict):
+        return f"line {number}: expected a JSON object"
+    answer, lang = str(row.get("answer", "")), row.get("lang")
+    if lang not in (None, "ru", "en"):
+        return f"line {number}: lang must be ru or en"
+    if row.get("question") is not None:
+        if bank.get(str(row["question"])) is None:
+            return f"line {number}: unknown question id {row['question']}"
+        return (str(row["question"]), answer, lang or "")
+    if row.get("reference") and row.get("question_text"):
+        return (str(row["question_text"]), str(row["reference"]), answer, lang or "")
+    return f"line {number}: give question (a bank id), or question_text and reference"
 
+
+def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
     if args.batch is None and (args.question is None or args.answer is None):
         return _fail("give --question ID --answer TEXT, or --batch FILE")
     if args.batch is not None:
         try:
-            lines = [json.loads(x) for x in args.batch.read_text("utf-8").splitlines() if x.strip()]
+            rows = [json.loads(x) for x in args.batch.read_text("utf-8").splitlines() if x.strip()]
         except (OSError, json.JSONDecodeError) as exc:
             return _fail(f"cannot read {args.batch}: {exc}")
-        jobs = [(r.get("question"), r.get("answer", ""), r.get("lang")) for r in lines]
+        jobs = [_grade_line(bank, row, n) for n, row in enumerate(rows, 1)]
     else:
-        jobs = [(args.question, args.answer, args.lang)]
-    unknown = sorted({q for q, _, _ in jobs if bank.get(str(q)) is None})
-    if unknown:
-        return _fail("unknown question id(s): " + ", ".join(map(str, unknown)))
-    scoring = ScoringService(bank, settings.embedding_model, settings.embedding_device)
+        jobs = [
+            _grade_line(
+                bank, {"question": args.question, "answer": args.answer, "lang": args.lang}, 1
+            )
+        ]
+    errors = [j for j in jobs if isinstance(j, str)]
+    if errors:
+        return _fail("; ".join(errors[:5]))
+    scoring = _scoring(settings, bank)
     try:
-        for question_id, answer, lang in jobs:
-            result = scoring.grade_blocking(bank.questions[question_id], str(answer), lang)
+        for job in jobs:
+            if len(job) == 3:
+                question_id, answer, lang = job
+                result = scoring.grade_blocking(bank.questions[question_id], answer, lang or None)
+            else:
+                text, reference, answer, lang = job
+                result = scoring.grade_reference_blocking(text, reference, answer, lang or None)
             if args.json:
                 print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
             else:
                 print(
-                    f"{question_id}: {result.score}/10 {result.verdict} "
+                    f"{result.question_id or 'reference'}: {result.score}/10 {result.verdict} "
                     f"covered={result.covered} missed={result.missed} "
                     f"pitfalls={[p.id for p in result.pitfalls]}"
                 )
     finally:
         scoring.close()
     return 0
+
+
+def _scoring(settings: Settings, bank: QuestionBank) -> ScoringService:
+    from bot.scoring.service import ScoringService
+
+    return ScoringService.from_settings(settings, bank)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,6 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         return _content_check(bank)
     if args.command == "grade":
         return _grade(settings, bank, args)
+    if args.command == "eval":
+        from bot.evaluation.cli import run_eval
+
+        return run_eval(settings, bank, args)
+    if args.command == "bench":
+        from bot.evaluation.bench import run_bench
+
+        return run_bench(settings, bank, args.answers)
     if args.command == "practice":
         from bot.practice import parse_practice_args, practice
 

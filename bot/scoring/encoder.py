@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 
@@ -31,6 +32,14 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+@dataclass(frozen=True)
+class TokenVectors:
+    """Contextual vectors of a text's word pieces (L2-normalised rows), and the pieces."""
+
+    vectors: np.ndarray
+    tokens: list[str]
+
+
 class Encoder:
     """Encodes texts to L2-normalised vectors; remembers texts it has seen (the bank's)."""
 
@@ -51,9 +60,21 @@ class Encoder:
         )
         self.dimension = int(dimension() or 0)
         self._cache: dict[str, np.ndarray] = {}
+        self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
         self._lock = Lock()
         log.info("embedding model %s loaded on %s", model, self.device)
+
+    def remembered(self) -> dict[str, np.ndarray]:
+        with self._lock:
+            return dict(self._cache)
+
+    def remember(self, vectors: dict[str, np.ndarray]) -> None:
+        """Adopt vectors computed earlier (the on-disk cache) if their width matches."""
+        with self._lock:
+            for text, vector in vectors.items():
+                if vector.shape == (self.dimension,) and len(self._cache) < self._cache_size:
+                    self._cache[text] = vector.astype(np.float32)
 
     def encode(self, texts: list[str], remember: bool = False) -> np.ndarray:
         """Vectors for `texts` (rows, L2-normalised). `remember` keeps them for next time."""
@@ -75,3 +96,46 @@ class Encoder:
         if not rows:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack(rows)
+
+    def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
+        """Per-token vectors, without the [CLS]/[SEP] markers: for word-level alignment.
+
+        `remember` keeps them (a reference answer is compared with many answers)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._token_cache]
+        fresh = dict(zip(missing, self._encode_tokens(missing), strict=True))
+        if remember and len(self._token_cache) + len(fresh) <= self._cache_size // 10:
+            self._token_cache.update(fresh)
+        return [self._token_cache.get(t) or fresh[t] for t in texts]
+
+    def _encode_tokens(self, texts: list[str]) -> list[TokenVectors]:
+        if not texts:
+            return []
+        with self._lock:
+            outputs = self._model.encode(
+                texts,
+                batch_size=64,
+                output_value="token_embeddings",
+                convert_to_numpy=False,
+                show_progress_bar=False,
+            )
+            tokenizer = self._model.tokenizer
+            limit = self._model.max_seq_length
+            encoded = [
+                tokenizer.convert_ids_to_tokens(
+                    tokenizer(t, truncation=True, max_length=limit)["input_ids"]
+                )
+                for t in texts
+            ]
+        result: list[TokenVectors] = []
+        for output, pieces in zip(outputs, encoded, strict=True):
+            matrix = output.float().cpu().numpy()
+            count = min(len(matrix), len(pieces))
+            matrix, pieces = matrix[1 : count - 1], pieces[1 : count - 1]
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            result.append(
+                TokenVectors(
+                    (matrix / np.maximum(norms, 1e-9)).astype(np.float32),
+                    [p.lower() for p in pieces],
+                )
+            )
+        return result

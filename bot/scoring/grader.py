@@ -19,6 +19,7 @@ from bot.scoring.encoder import Encoder
 from bot.scoring.text import (
     detect_language,
     is_dont_know,
+    is_hedged,
     mentions,
     normalize,
     overlap,
@@ -42,6 +43,20 @@ OFF_TOPIC_RELEVANCE = 0.28
 OFF_TOPIC_CAP = 1.0
 OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
 COVERAGE_WEIGHT = 0.7
+GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
+
+
+@dataclass(frozen=True)
+class GraderOptions:
+    """Switches for each part of the method; `eval --ablation` turns them off one at a time."""
+
+    calibration: bool = True  # per-language-pair rescaling of cosines
+    terms: bool = True  # identifier bonus for key points
+    clauses: bool = True  # contrastive clauses as extra units
+    polarity: bool = True  # negation / rejection check before flagging a pitfall
+    coverage_weight: float = COVERAGE_WEIGHT  # 1.0: key points only; 0.0: model answer only
+    off_topic_gate: bool = True
+    generic_cap: bool = True
 
 
 @dataclass(frozen=True)
@@ -136,8 +151,14 @@ class Grader:
     ru-ru, ru-en and en-en, and 1.0 stays 1.0.
     """
 
-    def __init__(self, encoder: Encoder, calibration: list[Question] | None = None):
+    def __init__(
+        self,
+        encoder: Encoder,
+        calibration: list[Question] | None = None,
+        options: GraderOptions | None = None,
+    ):
         self.encoder = encoder
+        self.options = options or GraderOptions()
         self._vectors: dict[str, _QuestionVectors] = {}
         self._calibration = calibration or []
         self._baseline: np.ndarray | None = None  # (unit language, reference language)
@@ -165,6 +186,8 @@ class Grader:
         self, sims: np.ndarray, unit_langs: np.ndarray, ref_langs: np.ndarray
     ) -> np.ndarray:
         """sims: (..., units, refs). Rescale each cosine by its language pair's baseline."""
+        if not self.options.calibration:
+            return sims
         table = self.baseline()
         base = table[unit_langs[:, None], ref_langs[None, :]]
         target = table[1, 1]
@@ -203,20 +226,48 @@ class Grader:
             self.vectors(question)
 
     def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:
-        text = normalize(answer)
-        language = lang or detect_language(text)
-        if is_dont_know(text) or not words(text):
-            return GradeResult(
-                question_id=question.id,
-                language=language,
-                score=0.0,
-                verdict="no-answer",
-                points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
-            )
+        return self.grade_many([(question, answer, lang)])[0]
 
+    def grade_many(self, jobs: list[tuple[Question, str, str | None]]) -> list[GradeResult]:
+        """Grade several answers; all their sentences go through the model in one pass."""
+        prepared = []
+        for question, answer, lang in jobs:
+            text = normalize(answer)
+            units = [] if is_dont_know(text) or not words(text) else self._units(text)
+            prepared.append((question, text, lang or detect_language(text), units))
+        vectors = self.encoder.encode([u for *_, units in prepared for u in units])
+        results, start = [], 0
+        for question, text, language, units in prepared:
+            if not units:
+                results.append(self._no_answer(question, language))
+                continue
+            unit_vectors = vectors[start : start + len(units)]
+            start += len(units)
+            results.append(self._grade_units(question, text, language, units, unit_vectors))
+        return results
+
+    def _units(self, text: str) -> list[str]:
+        return split_units(text, clauses=self.options.clauses)
+
+    def _no_answer(self, question: Question, language: str) -> GradeResult:
+        return GradeResult(
+            question_id=question.id,
+            language=language,
+            score=0.0,
+            verdict="no-answer",
+            points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
+        )
+
+    def _grade_units(
+        self,
+        question: Question,
+        text: str,
+        language: str,
+        units: list[str],
+        unit_vectors: np.ndarray,
+    ) -> GradeResult:
+        opts = self.options
         qv = self.vectors(question)
-        units = split_units(text)
-        unit_vectors = self.encoder.encode(units)
         unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
 
         def sims(refs: np.ndarray) -> np.ndarray:
@@ -242,7 +293,7 @@ class Grader:
         for index, point in enumerate(question.key_points):
             best_unit = int(np.argmax(point_sims[:, index]))
             sim = float(point_sims[best_unit, index])
-            if any(mentions(text, term) for term in point.terms):
+            if opts.terms and any(mentions(text, term) for term in point.terms):
                 sim += TERM_BONUS
             credit = _ramp(sim, POINT_FLOOR, POINT_FULL)
             covered = credit >= _ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
@@ -261,14 +312,21 @@ class Grader:
         relevance = max(float(np.max(context_sims)), float(np.max(point_sims)))
         holistic = _ramp(similarity, HOLISTIC_FLOOR, HOLISTIC_FULL)
 
-        raw = COVERAGE_WEIGHT * coverage + (1 - COVERAGE_WEIGHT) * holistic
+        raw = opts.coverage_weight * coverage + (1 - opts.coverage_weight) * holistic
         raw -= PITFALL_PENALTY * len(pitfalls)
         score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
         has_terms = any(mentions(text, t) for k in question.key_points for t in k.terms)
         lexical = overlap(text, set(qv.vocabulary))
-        off_topic = not has_terms and (
-            relevance < OFF_TOPIC_RELEVANCE or lexical < OFF_TOPIC_OVERLAP
+        off_topic = (
+            opts.off_topic_gate
+            and not has_terms
+            and (relevance < OFF_TOPIC_RELEVANCE or lexical < OFF_TOPIC_OVERLAP)
         )
+        if not has_terms and opts.generic_cap:
+            # Names nothing concrete the question is about: "it is flexible and pythonic".
+            score = min(score, GENERIC_CAP)
+        if not has_terms and is_hedged(text):
+            return self._no_answer(question, language)  # "no idea, I only used keras"
         if off_topic:
             score = min(score, OFF_TOPIC_CAP)
             points = [PointResult(p.id, False, 0.0, None) for p in points]
@@ -298,7 +356,7 @@ class Grader:
                 unit = units[unit_index]
                 claim_text = pitfall.claim.ru if detect_language(unit) == "ru" else pitfall.claim.en
                 # The closest statement decides the stance; its clauses do not get a second try.
-                if polarity(unit) != polarity(claim_text):
+                if self.options.polarity and polarity(unit) != polarity(claim_text):
                     break  # the sentence denies the misconception
                 if float(fix_sims[unit_index, index]) > sim + PITFALL_MARGIN:
                     break  # closer to the correct statement than to the wrong one

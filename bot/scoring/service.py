@@ -1,49 +1,172 @@
-"""Runs the model in one worker thread so grading never blocks the event loop."""
+"""Runs the model in one worker thread, so grading never blocks the event loop.
+
+Answers that arrive together (a group answering one question, many chats at once) are graded
+as one micro-batch: while the worker grades a batch, new answers queue, and the next batch takes
+them all (up to `max_batch`), so their sentences go through the model in one forward pass.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.scoring.encoder import Encoder
-from bot.scoring.grader import Grader, GradeResult
+from bot.scoring.grader import Grader, GradeResult, GraderOptions
+from bot.scoring.reference import ReferenceGrader
+from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
+
+log = logging.getLogger(__name__)
+
+Job = tuple[Question, str, str | None]
 
 
 class ScoringService:
-    def __init__(self, bank: QuestionBank, model: str, device: str):
+    def __init__(
+        self,
+        bank: QuestionBank,
+        model: str,
+        device: str,
+        cache_dir: Path | None = None,
+        max_batch: int = 64,
+        options: GraderOptions | None = None,
+    ):
         self.bank = bank
         self._model = model
         self._device = device
+        self._cache_dir = cache_dir
+        self.max_batch = max_batch
+        self._options = options
         # One thread: the model is not shared between threads, and torch uses the cores itself.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader")
         self._grader: Grader | None = None
+        self._reference: ReferenceGrader | None = None
+        self._queue: list[tuple[Job, asyncio.Future[GradeResult]]] = []
+        self._batcher: asyncio.Task[None] | None = None
+        self.batches: list[int] = []  # sizes of the batches graded (for the benchmark and tests)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, bank: QuestionBank, options: GraderOptions | None = None
+    ) -> ScoringService:
+        return cls(
+            bank,
+            settings.embedding_model,
+            settings.embedding_device,
+            cache_dir=settings.embedding_cache_dir,
+            max_batch=settings.grader_max_batch,
+            options=options,
+        )
+
+    # --- loading (worker thread) ------------------------------------------------------------
 
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
-            self._grader = Grader(Encoder(self._model, self._device), list(self.bank))
+            encoder = Encoder(self._model, self._device)
+            path = None
+            if self._cache_dir is not None:
+                path = cache_file(
+                    self._cache_dir, self._model, encoder.device, self.bank.content_hash
+                )
+                encoder.remember(load_vectors(path))
+            cached = len(encoder.remembered())
+            grader = Grader(encoder, list(self.bank), self._options)
             if warm:
-                self._grader.warm(list(self.bank))
+                grader.warm(list(self.bank))
+                grader.baseline()
+                if path is not None and len(encoder.remembered()) > cached:
+                    save_vectors(path, encoder.remembered())
+            self._grader = grader
         return self._grader
+
+    def grader(self) -> Grader:
+        return self._load(warm=False)
+
+    def reference_grader(self) -> ReferenceGrader:
+        if self._reference is None:
+            self._reference = ReferenceGrader(self.grader().encoder, list(self.bank))
+        return self._reference
 
     async def start(self, warm: bool = True) -> None:
         """Load the model (and the bank's vectors) in the worker thread."""
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._load, warm)
 
+    # --- grading from the event loop ---------------------------------------------------------
+
     async def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._grade_sync, question, answer, lang)
+        future: asyncio.Future[GradeResult] = loop.create_future()
+        self._queue.append(((question, answer, lang), future))
+        if self._batcher is None or self._batcher.done():
+            self._batcher = loop.create_task(self._drain())
+        return await future
 
-    def _grade_sync(self, question: Question, answer: str, lang: str | None) -> GradeResult:
-        return self._load(warm=False).grade(question, answer, lang)
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._queue:
+            await asyncio.sleep(0)  # answers sent in the same tick join this batch
+            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+            outcomes = await loop.run_in_executor(
+                self._executor, self._grade_many_safe, [job for job, _ in batch]
+            )
+            for (_, future), outcome in zip(batch, outcomes, strict=True):
+                if future.done():  # the caller gave up waiting
+                    continue
+                if isinstance(outcome, BaseException):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+    def _grade_many_safe(self, jobs: list[Job]) -> list[GradeResult | Exception]:
+        """One batch; if it fails, grade one by one so one bad answer fails alone."""
+        self.batches.append(len(jobs))
+        grader = self.grader()
+        try:
+            return list(grader.grade_many(jobs))
+        except Exception:
+            log.exception("batch of %d failed; grading one at a time", len(jobs))
+        outcomes: list[GradeResult | Exception] = []
+        for job in jobs:
+            try:
+                outcomes.append(grader.grade_many([job])[0])
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    async def grade_reference(
+        self, question: str, reference: str, answer: str, lang: str | None = None
+    ) -> GradeResult:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, self._grade_reference_sync, question, reference, answer, lang
+        )
+
+    # --- blocking variants for the CLI, where there is no event loop to protect ------------
+
+    def _grade_reference_sync(
+        self, question: str, reference: str, answer: str, lang: str | None
+    ) -> GradeResult:
+        return self.reference_grader().grade(question, reference, answer, lang)
 
     def grade_blocking(
         self, question: Question, answer: str, lang: str | None = None
     ) -> GradeResult:
-        """For the CLI, where there is no event loop to protect."""
-        return self._executor.submit(self._grade_sync, question, answer, lang).result()
+        return self.grade_many_blocking([(question, answer, lang)])[0]
+
+    def grade_many_blocking(self, jobs: list[Job]) -> list[GradeResult]:
+        return self._executor.submit(lambda: self.grader().grade_many(jobs)).result()
+
+    def grade_reference_blocking(
+        self, question: str, reference: str, answer: str, lang: str | None = None
+    ) -> GradeResult:
+        return self._executor.submit(
+            self._grade_reference_sync, question, reference, answer, lang
+        ).result()
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -60,7 +60,12 @@ def is_dont_know(text: str) -> bool:
     return len(words(clean)) <= 6 and bool(_DONT_KNOW.search(clean))
 
 
-def split_units(text: str, limit: int = 48) -> list[str]:
+def is_hedged(text: str, limit: int = 16) -> bool:
+    """A short answer that says "I don't know" among other words ("no idea, I only used keras")."""
+    return len(words(text)) <= limit and bool(_DONT_KNOW.search(normalize(text)))
+
+
+def split_units(text: str, limit: int = 48, clauses: bool = True) -> list[str]:
     """Sentences, plus the clauses of sentences that contrast two statements."""
     units: list[str] = []
     for sentence in _SENTENCE_END.split(text):
@@ -68,10 +73,12 @@ def split_units(text: str, limit: int = 48) -> list[str]:
         if len(words(sentence)) < 2:
             continue
         units.append(sentence)
-        clauses = [normalize(c) for c in _CLAUSE_SPLIT.split(sentence)]
-        clauses = [c for c in clauses if len(words(c)) >= 3]
-        if len(clauses) > 1:
-            units.extend(clauses)
+        if not clauses:
+            continue
+        parts = [normalize(c) for c in _CLAUSE_SPLIT.split(sentence)]
+        parts = [c for c in parts if len(words(c)) >= 3]
+        if len(parts) > 1:
+            units.extend(parts)
     whole = normalize(text)
     if whole and whole not in units:
         units.append(whole)

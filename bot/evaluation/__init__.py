@@ -1,0 +1,1 @@
+"""Measures the grader against human grades: `python -m bot eval`."""

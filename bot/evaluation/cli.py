@@ -1,0 +1,91 @@
+"""`python -m bot eval`: the grader and a plain-cosine baseline on labelled answers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from bot.config import Settings
+from bot.content.loader import QuestionBank
+from bot.evaluation.datasets import Dataset, DatasetError, load_bank_eval, load_external
+from bot.evaluation.report import Figures, evaluate, table
+from bot.evaluation.runner import grade_with, grade_with_cosine
+from bot.scoring.grader import Grader, GraderOptions
+from bot.scoring.reference import ReferenceGrader, ReferenceOptions
+from bot.scoring.service import ScoringService
+
+FULL = GraderOptions()
+# Each row switches one part off (or keeps one signal alone), to show what it adds.
+BANK_ABLATION: dict[str, GraderOptions] = {
+    "-terms": replace(FULL, terms=False),
+    "-lang-calib": replace(FULL, calibration=False),
+    "-polarity": replace(FULL, polarity=False),
+    "-clauses": replace(FULL, clauses=False),
+    "-offtopic": replace(FULL, off_topic_gate=False),
+    "-generic": replace(FULL, generic_cap=False),
+    "points-only": replace(FULL, coverage_weight=1.0),
+    "answer-only": replace(FULL, coverage_weight=0.0),
+}
+REFERENCE_ABLATION: dict[str, ReferenceOptions] = {
+    "align-only": ReferenceOptions(alignment_weight=1.0),
+    "cosine-only": ReferenceOptions(alignment_weight=0.0),
+    "-demoting": ReferenceOptions(demote=False),
+}
+
+
+def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
+    datasets = [] if args.no_bank else [load_bank_eval(settings.content_dir.parent / "eval")]
+    return datasets + [load_external(Path(f)) for f in args.files]
+
+
+def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
+    try:
+        datasets = _datasets(settings, args)
+    except DatasetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not datasets:
+        print("error: nothing to evaluate (--no-bank and no files)", file=sys.stderr)
+        return 2
+    service = ScoringService.from_settings(settings, bank)
+    grader = service.grader()
+    grader.warm(list(bank))
+    encoder = grader.encoder
+    reference = service.reference_grader()
+    print(f"model: {settings.embedding_model} on {encoder.device}\n")
+    report: dict[str, dict[str, dict[str, Figures]]] = {}
+    for dataset in datasets:
+        results: dict[str, dict[str, Figures]] = {}
+        started = time.perf_counter()
+        results["grader"] = evaluate(dataset, lambda s: grade_with(grader, reference, bank, s))
+        took = time.perf_counter() - started
+        if not args.no_baseline:
+            results["cosine"] = evaluate(dataset, lambda s: grade_with_cosine(encoder, bank, s))
+        if args.ablation:
+            has_bank = any(s.question_id for s in dataset.samples)
+            variants = BANK_ABLATION if has_bank else REFERENCE_ABLATION
+            for name, options in variants.items():
+                g = Grader(encoder, list(bank), options) if has_bank else grader
+                r = reference if has_bank else ReferenceGrader(encoder, list(bank), options)  # type: ignore[arg-type]
+                results[name] = evaluate(dataset, lambda s, g=g, r=r: grade_with(g, r, bank, s))
+        print(table(dataset, results))
+        print(f"grader time: {took:.1f} s ({1000 * took / len(dataset.samples):.0f} ms/answer)\n")
+        report[dataset.name] = results
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    d: {g: {s: f.as_dict() for s, f in r.items()} for g, r in v.items()}
+                    for d, v in report.items()
+                },
+                indent=2,
+                default=float,
+            ),
+            "utf-8",
+        )
+    service.close()
+    return 0

@@ -1,0 +1,49 @@
+"""The bank's vectors on disk, keyed by (model, device, bank content hash).
+
+Encoding the bank takes seconds on a CPU; a restart with the same model and the same bank
+reads them back instead. A changed bank or model gets a new file; old files are left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def cache_file(directory: Path, model: str, device: str, content_hash: str) -> Path:
+    key = hashlib.sha256(f"{model}|{device}|{content_hash}".encode()).hexdigest()[:16]
+    return directory / f"bank-vectors-{key}.npz"
+
+
+def load_vectors(path: Path) -> dict[str, np.ndarray]:
+    if not path.exists():
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            texts, vectors = data["texts"], data["vectors"]
+            return {str(t): v for t, v in zip(texts, vectors, strict=True)}
+    except (OSError, ValueError, KeyError) as exc:  # a damaged file is only a lost speed-up
+        log.warning("ignoring unreadable vector cache %s: %s", path, exc)
+        return {}
+
+
+def save_vectors(path: Path, vectors: dict[str, np.ndarray]) -> None:
+    """Atomic write: a process killed mid-write leaves no half file behind."""
+    if not vectors:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(vectors)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, texts=np.array(texts), vectors=np.stack([vectors[t] for t in texts]))
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("could not write vector cache %s: %s", path, exc)

@@ -1,0 +1,84 @@
+"""The statistics `eval` prints, checked against scipy and by hand."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from bot.evaluation.datasets import DatasetError, load_bank_eval, load_external
+from bot.evaluation.metrics import (
+    isotonic_fit,
+    isotonic_predict,
+    loqo_rmse,
+    pearson,
+    pitfall_rates,
+    spearman,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_correlations_match_scipy() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 6, 200).astype(float)  # many ties, like human grades
+    y = x + rng.normal(0, 1.5, 200)
+    assert pearson(x, y) == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-9)
+    assert spearman(x, y) == pytest.approx(stats.spearmanr(x, y)[0], abs=1e-9)
+    assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
+
+
+def test_isotonic_fit_is_monotone_and_pools_violations() -> None:
+    knots = isotonic_fit([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0])
+    predicted = isotonic_predict(knots, [1, 2, 3, 4])
+    assert list(predicted) == pytest.approx([1.0, 2.5, 2.5, 4.0])
+    grid = isotonic_predict(knots, np.linspace(0, 5, 50))
+    assert np.all(np.diff(grid) >= 0)
+
+
+def test_loqo_rmse_is_zero_for_a_monotone_grader_and_not_for_noise() -> None:
+    human = [0, 1, 2, 3, 4, 5] * 4
+    groups = [g for g in "abcd" for _ in range(6)]
+    assert loqo_rmse([h * 2 + 1 for h in human], human, groups) == pytest.approx(0.0)
+    assert loqo_rmse([5 - h for h in human], human, groups) > 1.0
+
+
+def test_pitfall_rates_count_rejections_as_must_not_flag() -> None:
+    rates = pitfall_rates(
+        flagged=[{"p1"}, set(), {"p2"}, {"p3"}],
+        expected=["p1", "p2", None, None],
+        rejected=[None, None, None, "p3"],
+    )
+    assert rates["recall"] == 0.5
+    assert rates["precision"] == pytest.approx(1 / 3)
+    assert rates["false_flag_rate"] == 1.0  # both answers without a misconception got a flag
+    assert rates["rejects_flagged"] == 1
+
+
+def test_bank_eval_set_loads_with_every_kind() -> None:
+    dataset = load_bank_eval(ROOT / "content" / "eval")
+    kinds = {s.kind for s in dataset.samples}
+    assert {"strong", "partial", "vague", "pitfall", "rejects", "offtopic"} <= kinds
+    assert {s.lang for s in dataset.samples} == {"ru", "en"}
+    assert all(0 <= s.grade <= 10 for s in dataset.samples)
+
+
+def test_external_csv_with_mohler_columns(tmp_path: Path) -> None:
+    path = tmp_path / "set.csv"
+    path.write_text(
+        "id,question,desired_answer,student_answer,score_avg\n"
+        '1.1,What is a stack?,A LIFO structure.,"Last in, first out list",4.5\n'
+        "1.1,What is a stack?,A LIFO structure.,no idea,0\n",
+        "utf-8",
+    )
+    dataset = load_external(path)
+    assert dataset.scale == 4.5
+    assert [s.group for s in dataset.samples] == ["1.1", "1.1"]
+    assert dataset.samples[0].reference == "A LIFO structure."
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,answer,grade\nq,a,1\n", "utf-8")
+    with pytest.raises(DatasetError, match="reference"):
+        load_external(bad)
