@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
@@ -36,6 +36,10 @@ from bot.storage.models import (
 )
 
 Clock = Callable[[], datetime]
+# Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
+DELIVERIES = DailyDelivery.__table__
+SUBSCRIPTIONS = DailySubscription.__table__
+ASKS = AskedQuestion.__table__
 
 DEFAULT_GRACE = timedelta(hours=3)
 CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
@@ -137,7 +141,7 @@ class DailyService:
     async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
         async with self.sessions() as session, session.begin():
             result = await session.execute(
-                update(DailySubscription)
+                update(SUBSCRIPTIONS)
                 .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
                 .values(active=False, stopped_reason=reason, updated_at=self.now())
             )
@@ -230,15 +234,16 @@ class DailyService:
                     moves.append({"uid": sub.user_id, "old": sub.next_due_at, "new": due})
                 if rows:
                     written += await _insert_ignoring_duplicates(session, rows)
-                for move in moves:
+                if moves:
                     # Conditional: a /daily change made meanwhile wins over this advance.
                     await session.execute(
-                        update(DailySubscription)
+                        update(SUBSCRIPTIONS)
                         .where(
-                            DailySubscription.user_id == move["uid"],
-                            DailySubscription.next_due_at == move["old"],
+                            SUBSCRIPTIONS.c.user_id == bindparam("uid"),
+                            SUBSCRIPTIONS.c.next_due_at == bindparam("old"),
                         )
-                        .values(next_due_at=move["new"])
+                        .values(next_due_at=bindparam("new")),
+                        moves,
                     )
             if len(subs) < batch:
                 return written
@@ -248,12 +253,12 @@ class DailyService:
         now = self.now()
         async with self.sessions() as session, session.begin():
             missed = await session.execute(
-                update(DailyDelivery)
+                update(DELIVERIES)
                 .where(DailyDelivery.status == "pending", DailyDelivery.due_at < now - self.grace)
                 .values(status="failed", reason=REASON_MISSED)
             )
             await session.execute(
-                update(DailyDelivery)
+                update(DELIVERIES)
                 .where(
                     DailyDelivery.status == "claimed",
                     DailyDelivery.claimed_at < now - CLAIMED_STALE,
@@ -261,7 +266,7 @@ class DailyService:
                 .values(status="pending", claim_token=None, claimed_at=None)
             )
             interrupted = await session.execute(
-                update(DailyDelivery)
+                update(DELIVERIES)
                 .where(
                     DailyDelivery.status == "sending",
                     DailyDelivery.claimed_at < now - SENDING_STALE,
@@ -297,7 +302,7 @@ class DailyService:
                 if not ids:
                     return []
                 result = await session.execute(
-                    update(DailyDelivery)
+                    update(DELIVERIES)
                     .where(DailyDelivery.id.in_(ids), DailyDelivery.status == "pending")
                     .values(status="claimed", claim_token=token, claimed_at=now)
                     .execution_options(synchronize_session=False)
@@ -389,7 +394,7 @@ class DailyService:
         async with self.sessions() as session, session.begin():
             for job in jobs:
                 result = await session.execute(
-                    update(DailyDelivery)
+                    update(DELIVERIES)
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
@@ -405,7 +410,7 @@ class DailyService:
         async with self.sessions() as session, session.begin():
             for job in jobs:
                 await session.execute(
-                    update(DailyDelivery)
+                    update(DELIVERIES)
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
@@ -425,46 +430,50 @@ class DailyService:
         question (answers route to it like an interview question). The claim's token proves
         ownership, and overrides a stale "interrupted" verdict with the truth."""
         now = self.now()
+        sent = [o for o in outcomes if o.message_id is not None]
         async with self.sessions() as session, session.begin():
-            asks: list[tuple[Outcome, AskedQuestion]] = []
-            for outcome in outcomes:
-                if outcome.message_id is not None:
-                    job = outcome.job
-                    ask = AskedQuestion(
-                        user_id=job.user_id,
-                        chat_id=job.chat_id,
-                        question_id=job.question.id,
-                        interview_id=None,
-                        position=0,
-                        message_id=outcome.message_id,
-                        status="open",
-                        asked_at=now,
-                    )
-                    session.add(ask)
-                    asks.append((outcome, ask))
-            if asks:
-                await session.flush()
-            for outcome, ask in asks:
+            if sent:
+                ask_ids = await session.scalars(
+                    insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
+                    [
+                        {
+                            "user_id": o.job.user_id,
+                            "chat_id": o.job.chat_id,
+                            "question_id": o.job.question.id,
+                            "interview_id": None,
+                            "position": 0,
+                            "message_id": o.message_id,
+                            "status": "open",
+                            "asked_at": now,
+                        }
+                        for o in sent
+                    ],
+                )
                 await session.execute(
-                    update(DailyDelivery)
+                    update(DELIVERIES)
                     .where(
-                        DailyDelivery.id == outcome.job.delivery_id,
-                        DailyDelivery.claim_token == outcome.job.token,
+                        DELIVERIES.c.id == bindparam("did"),
+                        DELIVERIES.c.claim_token == bindparam("token"),
                     )
                     .values(
                         status="sent",
-                        ask_id=ask.id,
-                        message_id=outcome.message_id,
+                        ask_id=bindparam("aid"),
+                        message_id=bindparam("mid"),
                         sent_at=now,
                         reason=None,
-                    )
-                )
+                    ),
+                    [
+                        {"did": o.job.delivery_id, "token": o.job.token, "aid": aid,
+                         "mid": o.message_id}
+                        for o, aid in zip(sent, ask_ids.all(), strict=True)
+                    ],
+                )  # fmt: skip
             for outcome in outcomes:
                 if outcome.message_id is not None:
                     continue
                 reason = (outcome.reason or "error: unknown")[:200]
                 await session.execute(
-                    update(DailyDelivery)
+                    update(DELIVERIES)
                     .where(
                         DailyDelivery.id == outcome.job.delivery_id,
                         DailyDelivery.claim_token == outcome.job.token,
@@ -473,7 +482,7 @@ class DailyService:
                 )
                 if outcome.deactivate:
                     await session.execute(
-                        update(DailySubscription)
+                        update(SUBSCRIPTIONS)
                         .where(DailySubscription.user_id == outcome.job.user_id)
                         .values(active=False, stopped_reason=reason, updated_at=now)
                     )
@@ -482,7 +491,7 @@ class DailyService:
         """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
         async with self.sessions() as session, session.begin():
             await session.execute(
-                update(DailyDelivery)
+                update(DELIVERIES)
                 .where(
                     DailyDelivery.user_id == user_id,
                     DailyDelivery.status.in_(("pending", "claimed")),
@@ -509,10 +518,10 @@ async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
-    stmt = insert(DailyDelivery).on_conflict_do_nothing(index_elements=["user_id", "local_date"])
+    stmt = insert(DELIVERIES).on_conflict_do_nothing(index_elements=["user_id", "local_date"])
     written = 0
     for start in range(0, len(rows), 500):
-        ids = await session.scalars(stmt.returning(DailyDelivery.id), rows[start : start + 500])
+        ids = await session.scalars(stmt.returning(DELIVERIES.c.id), rows[start : start + 500])
         written += len(ids.all())
     return written
 
