@@ -87,7 +87,16 @@ class DailyScheduler:
         self._outcomes: Batcher[Outcome, None] = Batcher(self._record)
 
     async def _record(self, outcomes: list[Outcome]) -> list[None]:
-        await self.daily.record(outcomes)
+        # The messages are out already: a busy database must not turn them into "interrupted".
+        for attempt in range(3):
+            try:
+                await self.daily.record(outcomes)
+                break
+            except Exception:
+                if attempt == 2:
+                    raise
+                log.warning("recording %d daily outcomes failed; retrying", len(outcomes))
+                await asyncio.sleep(0.5 * (attempt + 1))
         return [None] * len(outcomes)
 
     def start(self) -> None:
