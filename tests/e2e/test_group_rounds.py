@@ -206,20 +206,26 @@ async def test_restart_mid_round_resumes_the_deadline(
 async def test_two_groups_run_rounds_at_once(
     telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank
 ) -> None:
+    chats = (GROUP, SECOND)
     admins = [setup_group(telegram, GROUP, 10), setup_group(telegram, SECOND, 20)]
     players = [telegram.user(11, first_name="Bob"), telegram.user(21, first_name="Eve")]
-    for chat_id, admin in zip((GROUP, SECOND), admins, strict=True):
-        telegram.send_in_group(admin, chat_id, "/round middle 1 3")
-    questions = [await next_question(telegram, chat_id, 0) for chat_id in (GROUP, SECOND)]
-    for chat_id, player, message in zip((GROUP, SECOND), players, questions, strict=True):
+    for chat_id, admin in zip(chats, admins, strict=True):
+        telegram.send_in_group(admin, chat_id, "/round middle 1 60")
+    questions = [await next_question(telegram, chat_id, 0) for chat_id in chats]
+    # The same message id can exist in both chats; each answer belongs to its own group.
+    for chat_id, player, message in zip(chats, players, questions, strict=True):
         text = find_question(bank, message).answer.en
-        telegram.send_in_group(player, chat_id, text, reply_to=message["message_id"])
-    both = [
-        await wait_text(telegram, chat_id, "Results · question 1/1") for chat_id in (GROUP, SECOND)
-    ]
+        answer = telegram.send_in_group(player, chat_id, text, reply_to=message["message_id"])
+        key = (chat_id, answer["message_id"])
+        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 90)
+    for admin, message in zip(admins, questions, strict=True):
+        telegram.press(
+            admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        )
+    both = [await wait_text(telegram, chat_id, "Results · question 1/1") for chat_id in chats]
     assert [name for name, _ in scores(both[0])] == ["Bob"]
     assert [name for name, _ in scores(both[1])] == ["Eve"]
-    for chat_id in (GROUP, SECOND):
+    for chat_id in chats:
         await wait_text(telegram, chat_id, "Round finished — leaderboard")
 
 
