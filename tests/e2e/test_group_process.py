@@ -1,4 +1,7 @@
-"""`python -m bot run` as a real process: a two-question group round that survives a SIGKILL."""
+"""`python -m bot run` as a real process: a two-question group round that survives a SIGKILL.
+
+(Deadlines resumed from the database after a restart: tests/e2e/test_group_rounds.py.)
+"""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
         telegram.group(GROUP, members={10: "administrator"})
         telegram.add_bot(admin, GROUP)
-        telegram.send_in_group(admin, GROUP, "/round junior 2 25")
+        telegram.send_in_group(admin, GROUP, "/round junior 2 60")
         first = (await telegram.wait_for(lambda s: round_questions(s, GROUP), 60))[0]
         question = find_question(bank, first)
         answer = telegram.send_in_group(
@@ -39,10 +42,12 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
 
         process.send_signal(signal.SIGKILL)  # mid-question, no chance to clean up
         await process.wait()
-        telegram.send_in_group(cy, GROUP, "I don't know", reply_to=first["message_id"])
+        late = telegram.send_in_group(cy, GROUP, "I don't know", reply_to=first["message_id"])
         process = await launch(telegram, db_url, log)
-
-        # Nobody presses Next: the new process closes question 1 at its stored deadline.
+        # The reply sent while the bot was down is taken by the new process, then Next.
+        await telegram.wait_for(lambda s: s.reactions.get((GROUP, late["message_id"])), 90)
+        next_data = first["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        telegram.press(admin, first, next_data)
         results = await wait_text(telegram, GROUP, "Results · question 1/2")
         assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
         second = (await telegram.wait_for(lambda s: round_questions(s, GROUP)[1:], 60))[0]

@@ -179,7 +179,7 @@ async def test_restart_mid_round_resumes_the_deadline(
 ) -> None:
     admin = setup_group(telegram, GROUP)
     bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
-    telegram.send_in_group(admin, GROUP, "/round junior 2 8")
+    telegram.send_in_group(admin, GROUP, "/round junior 2 12")
     first = await next_question(telegram, GROUP, 0)
     question = find_question(bank, first)
     answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
