@@ -59,6 +59,8 @@ class Encoder:
             self._model.get_sentence_embedding_dimension
         )
         self.dimension = int(dimension() or 0)
+        # E5 models were trained with a "query: " prefix on symmetric tasks and expect it.
+        self.prefix = "query: " if "e5" in Path(model).name.lower() else ""
         self._cache: dict[str, np.ndarray] = {}
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
@@ -83,7 +85,7 @@ class Encoder:
             fresh: dict[str, np.ndarray] = {}
             if missing:
                 vectors = self._model.encode(
-                    missing,
+                    [self.prefix + t for t in missing],
                     batch_size=64,
                     convert_to_numpy=True,
                     normalize_embeddings=True,

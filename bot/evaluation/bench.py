@@ -1,0 +1,155 @@
+"""`python -m bot bench`: how fast grading is, measured, with the baseline in the same run.
+
+Prints single-answer latency (p50/p95), throughput at 1, 8 and 64 concurrent answers, micro-
+batched against one-at-a-time (the ratio), how long the event loop stalls while 64 answers are
+graded, start-up time to the first graded answer (cold, then with the on-disk vector cache) and
+peak memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bot.config import Settings
+from bot.content.loader import QuestionBank
+from bot.content.schema import Question
+from bot.evaluation.datasets import load_bank_eval
+from bot.scoring.service import ScoringService
+
+Job = tuple[Question, str, str]
+
+
+def _jobs(settings: Settings, bank: QuestionBank) -> list[Job]:
+    dataset = load_bank_eval(settings.content_dir.parent / "eval")
+    return [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in dataset.samples]
+
+
+def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int) -> ScoringService:
+    return ScoringService(
+        bank,
+        settings.embedding_model,
+        settings.embedding_device,
+        cache_dir=cache,
+        max_batch=max_batch,
+    )
+
+
+async def _startup(settings: Settings, bank: QuestionBank, cache: Path, job: Job) -> float:
+    started = time.perf_counter()
+    service = _service(settings, bank, cache, 64)
+    await service.start(warm=True)
+    await service.grade(*job)
+    took = time.perf_counter() - started
+    service.close()
+    return took
+
+
+async def _latencies(service: ScoringService, jobs: list[Job]) -> list[float]:
+    result = []
+    for job in jobs:
+        started = time.perf_counter()
+        await service.grade(*job)
+        result.append(1000 * (time.perf_counter() - started))
+    return result
+
+
+async def _throughput(service: ScoringService, jobs: list[Job], concurrency: int) -> float:
+    """Answers/s when `concurrency` answers are always in flight."""
+    queue = list(jobs)
+
+    async def worker() -> None:
+        while queue:
+            await service.grade(*queue.pop())
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return len(jobs) / (time.perf_counter() - started)
+
+
+async def _loop_stall(service: ScoringService, jobs: list[Job]) -> tuple[float, float]:
+    """(worst event-loop delay in ms, seconds to grade) while `jobs` are graded at once."""
+    worst = 0.0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal worst
+        while not done.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.005)
+            worst = max(worst, 1000 * (time.perf_counter() - before - 0.005))
+
+    tick = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    await asyncio.gather(*(service.grade(*job) for job in jobs))
+    took = time.perf_counter() - started
+    done.set()
+    await tick
+    return worst, took
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+
+
+def _peak_mib() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
+
+
+async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
+    jobs = _jobs(settings, bank)
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp)
+        cold = await _startup(settings, bank, cache, jobs[0])
+        warm_start = await _startup(settings, bank, cache, jobs[0])
+        batched = _service(settings, bank, cache, 64)
+        single = _service(settings, bank, cache, 1)
+        await batched.start(warm=True)
+        await single.start(warm=True)
+        device = batched.grader().encoder.device
+        print(f"model: {settings.embedding_model} on {device}; {answers} answers per run")
+        print(
+            f"start-up to first graded answer: cold {cold:.1f} s, with vector cache "
+            f"{warm_start:.1f} s"
+        )
+        await _latencies(batched, jobs[:8])  # warm-up: first calls allocate
+        latencies = await _latencies(batched, jobs[:60])
+        print(
+            f"single answer latency: p50 {_percentile(latencies, 50):.0f} ms, "
+            f"p95 {_percentile(latencies, 95):.0f} ms (n={len(latencies)})"
+        )
+        sample = (jobs * (1 + answers // len(jobs)))[:answers]
+        for concurrency in (1, 8, 64):
+            rate = await _throughput(batched, sample, concurrency)
+            print(f"throughput at {concurrency:2d} concurrent: {rate:6.1f} answers/s (batched)")
+        together = await _throughput(batched, sample, 64)
+        alone = await _throughput(single, sample, 64)
+        print(
+            f"64 concurrent: batched {together:.1f}/s vs one at a time {alone:.1f}/s "
+            f"= {together / alone:.2f}x"
+        )
+        stall, took = await _loop_stall(batched, sample[:64])
+        print(f"event loop while 64 answers are graded ({took:.1f} s): worst delay {stall:.1f} ms")
+        print(
+            f"batch sizes seen: max {max(batched.batches)}, "
+            f"mean {statistics.mean(batched.batches):.1f}"
+        )
+        extra = ""
+        if device.startswith("cuda"):
+            import torch
+
+            extra = f", GPU peak {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB"
+        print(f"peak memory: {_peak_mib():.0f} MiB resident{extra}")
+        batched.close()
+        single.close()
+
+
+def run_bench(settings: Settings, bank: QuestionBank, answers: int) -> int:
+    asyncio.run(_bench(settings, bank, max(8, answers)))
+    return 0

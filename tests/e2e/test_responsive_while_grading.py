@@ -1,0 +1,45 @@
+"""The event loop stays free while the model grades: /help is answered mid-burst."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bot.content.loader import QuestionBank
+from tests.e2e.conftest import BotProcess, find_question, question_messages
+from tests.fake_telegram import FakeTelegram
+
+pytestmark = pytest.mark.e2e
+
+USERS = range(1000, 1064)
+
+
+def _feedback_count(fake: FakeTelegram) -> int:
+    return sum(
+        1 for chat in USERS for m in fake.bot_messages(chat) if m["text"].startswith("Score: ")
+    )
+
+
+async def test_help_is_answered_while_64_answers_are_graded(
+    telegram: FakeTelegram, bot: BotProcess, bank: QuestionBank
+) -> None:
+    for chat in USERS:
+        telegram.send_text(telegram.user(chat), "/interview middle 1")
+    await telegram.wait_for(lambda s: all(question_messages(s, c) for c in USERS), 120)
+    for chat in USERS:
+        question = find_question(bank, question_messages(telegram, chat)[0])
+        telegram.send_text(telegram.user(chat), question.answer.en)  # long answers: slow to grade
+    sent = time.monotonic()
+    helper = telegram.user(2000)
+    telegram.send_text(helper, "/help")
+    await telegram.wait_for(lambda s: s.bot_messages(2000), 60)
+    help_after = time.monotonic() - sent
+    graded_before_help = _feedback_count(telegram)
+    await telegram.wait_for(lambda s: _feedback_count(s) == len(USERS), 300)
+    grading_took = time.monotonic() - sent
+    # Generous bounds: the figure itself is in `python -m bot bench`.
+    assert help_after < 10, f"/help took {help_after:.1f} s"
+    assert graded_before_help < len(USERS), (
+        f"/help came only after all feedback ({help_after:.1f} s vs {grading_took:.1f} s)"
+    )
