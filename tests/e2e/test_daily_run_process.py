@@ -13,7 +13,7 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, wait_text
-from tests.e2e.daily_helpers import daily_messages
+from tests.e2e.daily_helpers import daily_messages, deliveries
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -24,11 +24,12 @@ async def test_run_delivers_a_daily_question_at_the_minute(
     telegram: FakeTelegram, bank: QuestionBank, tmp_path: Path
 ) -> None:
     log = tmp_path / "bot.log"
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     env = {
         **os.environ,
         "BOT_TOKEN": telegram.token,
         "TELEGRAM_API_URL": telegram.url,
-        "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
+        "DATABASE_URL": db_url,
         "POLLING_TIMEOUT": "1",
         "DAILY_TICK_SECONDS": "1",
         "HF_HUB_OFFLINE": "1",
@@ -57,9 +58,19 @@ async def test_run_delivers_a_daily_question_at_the_minute(
         assert due <= arrived < due + timedelta(seconds=60), (due, arrived)
         assert daily["text"].startswith("Вопрос дня · junior")
         question = find_question(bank, daily)
+        # The bot records the send a few milliseconds after Telegram accepted it; a person
+        # cannot answer that fast, a test can: wait for the record first.
+        for _ in range(100):
+            if [r for r in await deliveries(db_url) if r.status == "sent"]:
+                break
+            await asyncio.sleep(0.1)
         count = len(telegram.bot_messages(31))
         telegram.send_text(user, question.answer.ru, reply_to=daily["message_id"])
-        await wait_text(telegram, 31, "Оценка: ", after=count)
+        try:
+            await wait_text(telegram, 31, "Оценка: ", after=count)
+        except TimeoutError:
+            sent = [m["text"][:200] for m in telegram.bot_messages(31)[count:]]
+            raise AssertionError(f"{sent}\n{log.read_text()[-3000:]}") from None
         await wait_text(telegram, 31, "Серия: 1 дн. подряд", after=count)
         assert len(daily_messages(telegram, 31)) == 1
     finally:
