@@ -5,8 +5,8 @@ The raw signal is the mean of two question-demoted similarities (see docs/gradin
 - word alignment: how much of the reference's content the answer's words cover;
 - sentence similarity of the two texts with the question's words removed.
 It is mapped to 0-10 between two anchors measured on the question bank with the loaded model,
-so the scale means the same under any model: 0 = what an unrelated answer gets (another
-question's model answer), 10 = what a model answer gets against its own key points.
+so the scale means the same under any model: 0 = what an unrelated sentence gets (another
+question's key point), 10 = what a model answer gets against its own key points.
 """
 
 from __future__ import annotations
@@ -104,24 +104,22 @@ class ReferenceGrader:
         return self._anchors
 
     def _measure_anchors(self) -> tuple[float, float]:
+        """Unrelated: a key point against another question's key point (short texts, like most
+        answers); full credit: a key point against its own question's model answer."""
         questions = self._anchors_from[:16]
         if len(questions) < 2:
-            return 0.15, 0.75
+            return 0.25, 0.70
         demoted = [self._demoted(q.question.en) for q in questions]
-        views = self._answer_views([q.answer.en for q in questions], demoted)
+        answers = self._answer_views([q.answer.en for q in questions], demoted)
+        others = [
+            questions[(i + 1) % len(questions)].key_points[0].en for i in range(len(questions))
+        ]
+        unrelated_views = self._answer_views(others, demoted)
         full, unrelated = [], []
         for index, question in enumerate(questions):
             point = question.key_points[0].en
-            other = (index + 1) % len(questions)
-            full.append(self._combine(point, demoted[index], *views[index]))
-            # Another question's model answer, demoted by this question's words.
-            tokens, _ = views[other]
-            vector = None
-            if views[other][1] is not None:
-                vector = self.encoder.encode(
-                    [demote(questions[other].answer.en, demoted[index])], remember=True
-                )[0]
-            unrelated.append(self._combine(point, demoted[index], tokens, vector))
+            full.append(self._combine(point, demoted[index], *answers[index]))
+            unrelated.append(self._combine(point, demoted[index], *unrelated_views[index]))
         low, high = float(np.mean(unrelated)), float(np.mean(full))
         return low, max(high, low + 0.1)
 
@@ -148,8 +146,12 @@ class ReferenceGrader:
         live = [i for i, t in enumerate(texts) if words(t) and not is_dont_know(t)]
         demoted = [self._demoted(jobs[i][0]) for i in live]
         views = dict(zip(live, self._answer_views([texts[i] for i in live], demoted), strict=True))
-        units = {i: split_units(texts[i]) for i in live}
-        unit_vectors = self.encoder.encode([u for i in live for u in units[i]])
+        # Sentences to quote as evidence; a one-sentence answer needs no model pass for that.
+        units = {i: split_units(texts[i], clauses=False) for i in live}
+        units = {i: u[:-1] if len(u) > 2 else u[:1] for i, u in units.items()}
+        quoted = [i for i in live if len(units[i]) > 1]
+        quoted_set = set(quoted)
+        unit_vectors = self.encoder.encode([u for i in quoted for u in units[i]])
         results, start = [], 0
         for index, (question, reference, _, lang) in enumerate(jobs):
             text = texts[index]
@@ -169,8 +171,10 @@ class ReferenceGrader:
                     )
                 )
                 continue
-            own = unit_vectors[start : start + len(units[index])]
-            start += len(units[index])
+            own = None
+            if index in quoted_set:
+                own = unit_vectors[start : start + len(units[index])]
+                start += len(units[index])
             words_out = self._demoted(question)
             raw = self._combine(reference, words_out, *views[index])
             score = round(10 * scale(raw), 1)
@@ -182,7 +186,7 @@ class ReferenceGrader:
                     if len(sentences) > 1
                     else score / 10
                 )
-                best = int(np.argmax(own @ sentence_vectors[number]))
+                best = 0 if own is None else int(np.argmax(own @ sentence_vectors[number]))
                 covered = credit >= 0.5
                 points.append(
                     PointResult(

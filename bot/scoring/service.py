@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,7 +48,8 @@ class ScoringService:
         self._reference: ReferenceGrader | None = None
         self._queue: list[tuple[Job, asyncio.Future[GradeResult]]] = []
         self._batcher: asyncio.Task[None] | None = None
-        self.batches: list[int] = []  # sizes of the batches graded (for the benchmark and tests)
+        # Sizes of the latest batches graded (for the benchmark and tests), bounded.
+        self.batches: deque[int] = deque(maxlen=10_000)
 
     @classmethod
     def from_settings(
@@ -102,18 +104,35 @@ class ScoringService:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[GradeResult] = loop.create_future()
         self._queue.append(((question, answer, lang), future))
-        if self._batcher is None or self._batcher.done():
+        batcher = self._batcher
+        # A batcher left behind by a closed event loop (tests run several) never finishes.
+        if batcher is None or batcher.done() or batcher.get_loop() is not loop:
             self._batcher = loop.create_task(self._drain())
         return await future
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._queue:
+        while True:
             await asyncio.sleep(0)  # answers sent in the same tick join this batch
-            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
-            outcomes = await loop.run_in_executor(
-                self._executor, self._grade_many_safe, [job for job, _ in batch]
-            )
+            # Only this loop's callers: a future of a closed loop can never be resolved.
+            mine = [entry for entry in self._queue if entry[1].get_loop() is loop]
+            if not mine:
+                return
+            batch = mine[: self.max_batch]
+            taken = {id(entry) for entry in batch}
+            self._queue = [e for e in self._queue if id(e) not in taken and not e[1].done()]
+            try:
+                outcomes: list[GradeResult | BaseException] = list(
+                    await loop.run_in_executor(
+                        self._executor, self._grade_many_safe, [job for job, _ in batch]
+                    )
+                )
+            except BaseException as exc:  # never leave a caller waiting forever
+                outcomes = [exc] * len(batch)
+                if isinstance(exc, asyncio.CancelledError):
+                    for _, future in batch:
+                        future.cancel()
+                    raise
             for (_, future), outcome in zip(batch, outcomes, strict=True):
                 if future.done():  # the caller gave up waiting
                     continue
@@ -125,7 +144,7 @@ class ScoringService:
     def _grade_many_safe(self, jobs: list[Job]) -> list[GradeResult | Exception]:
         """One batch; if it fails, grade one by one so one bad answer fails alone."""
         self.batches.append(len(jobs))
-        grader = self.grader()
+        grader = self.grader()  # raises only if the model cannot load: every caller gets it
         try:
             return list(grader.grade_many(jobs))
         except Exception:

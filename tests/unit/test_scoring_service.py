@@ -19,7 +19,7 @@ async def test_concurrent_answers_are_graded_in_batches(
     answers = [f"zero_grad clears the gradients, attempt {i}" for i in range(24)]
     before = len(scoring.batches)
     together = await asyncio.gather(*(scoring.grade(question, a, "en") for a in answers))
-    sizes = scoring.batches[before:]
+    sizes = list(scoring.batches)[before:]
     assert sum(sizes) == 24 and max(sizes) > 1  # not one model call per answer
     alone = [scoring.grade_blocking(question, a, "en") for a in answers[:3]]
     assert [r.score for r in together[:3]] == [r.score for r in alone]
