@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     group_messages_per_minute: int = Field(default=20, ge=1, le=60)
     embedding_cache_dir: Path | None = Path("./data/cache")  # bank vectors per (model, bank)
     grader_max_batch: int = Field(default=64, ge=1, le=1024)
+    grader_whole_answer_pass: bool = True  # false: ~2x faster grading, slightly less accurate
 
     @field_validator("admin_ids", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.evaluation.datasets import load_bank_eval
+from bot.scoring.grader import GraderOptions
 from bot.scoring.service import ScoringService
 
 Job = tuple[Question, str, str]
@@ -37,6 +38,7 @@ def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int
         settings.embedding_device,
         cache_dir=cache,
         max_batch=max_batch,
+        options=GraderOptions(encode_whole=settings.grader_whole_answer_pass),
     )
 
 
@@ -113,7 +115,10 @@ async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
         await batched.start(warm=True)
         await single.start(warm=True)
         device = batched.grader().encoder.device
-        print(f"model: {settings.embedding_model} on {device}; {answers} answers per run")
+        print(
+            f"model: {settings.embedding_model} on {device}; {answers} answers per run; "
+            f"whole-answer pass {'on' if settings.grader_whole_answer_pass else 'off'}"
+        )
         print(
             f"start-up to first graded answer: cold {cold:.1f} s, with vector cache "
             f"{warm_start:.1f} s"

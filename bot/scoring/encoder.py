@@ -86,7 +86,8 @@ class Encoder:
             if missing:
                 vectors = self._model.encode(
                     [self.prefix + t for t in missing],
-                    batch_size=64,
+                    # Texts are sorted by length inside encode(); small batches pad less.
+                    batch_size=16,
                     convert_to_numpy=True,
                     normalize_embeddings=True,
                     show_progress_bar=False,

@@ -61,7 +61,7 @@ class ScoringService:
             settings.embedding_device,
             cache_dir=settings.embedding_cache_dir,
             max_batch=settings.grader_max_batch,
-            options=options,
+            options=options or GraderOptions(encode_whole=settings.grader_whole_answer_pass),
         )
 
     # --- loading (worker thread) ------------------------------------------------------------
