@@ -44,7 +44,7 @@ def render_feedback(item: FeedbackItem, lang: str) -> list[Text]:
     key = f"verdict.{item.verdict}"
     verdict = t(lang, key) if key in TEXTS else item.verdict
     parts: list[Text | str] = [
-        as_line(Bold(t(lang, "score", score=_fmt(item.score))), " · ", verdict)
+        as_line(Bold(t(lang, "score", score=_fmt(item.score))), " · ", verdict, end="")
     ]
     covered_lines: list[Text] = []
     for point_id in item.covered:
