@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,10 +11,10 @@ import pytest
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, wait_text
 from tests.e2e.daily_helpers import daily_messages, deliveries
+from tests.e2e.processes import launch, terminate
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_run_delivers_a_daily_question_at_the_minute(
@@ -25,25 +22,8 @@ async def test_run_delivers_a_daily_question_at_the_minute(
 ) -> None:
     log = tmp_path / "bot.log"
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    env = {
-        **os.environ,
-        "BOT_TOKEN": telegram.token,
-        "TELEGRAM_API_URL": telegram.url,
-        "DATABASE_URL": db_url,
-        "POLLING_TIMEOUT": "1",
-        "DAILY_TICK_SECONDS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "LOG_LEVEL": "INFO",
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "run",
-        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+    process = await launch(telegram, db_url, log, {"DAILY_TICK_SECONDS": "1"})
     try:
-        try:
-            await telegram.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= 2, 180)
-        except TimeoutError:
-            raise AssertionError(log.read_text()[-3000:]) from None
         now = datetime.now(UTC)
         due = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
         if (due - now).total_seconds() < 20:  # too close to set up reliably: one more minute
@@ -74,10 +54,5 @@ async def test_run_delivers_a_daily_question_at_the_minute(
         await wait_text(telegram, 31, "Серия: 1 дн. подряд", after=count)
         assert len(daily_messages(telegram, 31)) == 1
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
+        await terminate(process)
     assert "Traceback" not in log.read_text()

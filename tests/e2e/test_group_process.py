@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, wait_text
+from tests.e2e.processes import launch, terminate
 from tests.e2e.test_group_rounds import GROUP, round_questions, scores
-from tests.e2e.test_run_process import launch
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -59,10 +58,5 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         assert "Bob" in board["text"] and "Cy" in board["text"]
         assert len(round_questions(telegram, GROUP)) == 2
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
+        await terminate(process)
     assert "Traceback" not in log.read_text()

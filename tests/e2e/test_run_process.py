@@ -2,49 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, question_messages, wait_text
+from tests.e2e.processes import launch, terminate
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
-
-
-async def launch(fake: FakeTelegram, db_url: str, log: Path) -> asyncio.subprocess.Process:
-    env = {
-        **os.environ,
-        "BOT_TOKEN": fake.token,
-        "TELEGRAM_API_URL": fake.url,
-        "DATABASE_URL": db_url,
-        "POLLING_TIMEOUT": "1",
-        "HF_HUB_OFFLINE": "1",
-        "LOG_LEVEL": "INFO",
-    }
-    before = len(fake.sent(method="setMyCommands"))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "run",
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("ab"),
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 180)
-    except TimeoutError:
-        process.kill()
-        raise AssertionError(log.read_text()[-3000:]) from None
-    return process
 
 
 async def test_run_completes_interviews_in_both_languages_across_a_kill(
@@ -85,10 +53,5 @@ async def test_run_completes_interviews_in_both_languages_across_a_kill(
             await wait_text(telegram, 22, "Оценка: ", after=count)
         await wait_text(telegram, 22, "Собеседование завершено")
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
+        await terminate(process)
     assert "Traceback" not in log.read_text()

@@ -1,0 +1,50 @@
+"""`python -m bot run` as a child process against the fake Bot API: start it, stop it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from tests.fake_telegram import FakeTelegram
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def launch(
+    fake: FakeTelegram, db_url: str, log: Path, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    """Start the bot and wait until it has set its commands (it is polling then)."""
+    environment = {
+        **os.environ,
+        "BOT_TOKEN": fake.token,
+        "TELEGRAM_API_URL": fake.url,
+        "DATABASE_URL": db_url,
+        "POLLING_TIMEOUT": "1",
+        "HF_HUB_OFFLINE": "1",
+        "LOG_LEVEL": "INFO",
+        **(env or {}),
+    }
+    before = len(fake.sent(method="setMyCommands"))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run",
+        cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 180)
+    except TimeoutError:
+        process.kill()
+        raise AssertionError(log.read_text()[-3000:]) from None
+    return process
+
+
+async def terminate(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, as a service manager stops the bot; SIGKILL if it does not exit in 20 s."""
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), 20)
+        except TimeoutError:
+            process.kill()
