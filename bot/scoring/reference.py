@@ -144,8 +144,14 @@ class ReferenceGrader:
 
         texts = [normalize(answer) for _, _, answer, _ in jobs]
         live = [i for i, t in enumerate(texts) if words(t) and not is_dont_know(t)]
-        demoted = [self._demoted(jobs[i][0]) for i in live]
-        views = dict(zip(live, self._answer_views([texts[i] for i in live], demoted), strict=True))
+        demoted = {i: self._demoted(jobs[i][0]) for i in live}
+        views = dict(
+            zip(
+                live,
+                self._answer_views([texts[i] for i in live], [demoted[i] for i in live]),
+                strict=True,
+            )
+        )
         # Sentences to quote as evidence; a one-sentence answer needs no model pass for that.
         units = {i: split_units(texts[i], clauses=False) for i in live}
         units = {i: u[:-1] if len(u) > 2 else u[:1] for i, u in units.items()}
@@ -153,7 +159,7 @@ class ReferenceGrader:
         quoted_set = set(quoted)
         unit_vectors = self.encoder.encode([u for i in quoted for u in units[i]])
         results, start = [], 0
-        for index, (question, reference, _, lang) in enumerate(jobs):
+        for index, (_, reference, _, lang) in enumerate(jobs):
             text = texts[index]
             language = lang or detect_language(text)
             sentences = reference_sentences(reference)
@@ -175,7 +181,7 @@ class ReferenceGrader:
             if index in quoted_set:
                 own = unit_vectors[start : start + len(units[index])]
                 start += len(units[index])
-            words_out = self._demoted(question)
+            words_out = demoted[index]
             raw = self._combine(reference, words_out, *views[index])
             score = round(10 * scale(raw), 1)
             sentence_vectors = self.encoder.encode(sentences, remember=True)
