@@ -323,6 +323,7 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "daily_weekdays_suffix": {"ru": ", только по будням", "en": ", weekdays only"},
     "daily_next": {"ru": "Следующий: {when}", "en": "Next: {when}"},
+    "weekdays": {"ru": "пн вт ср чт пт сб вс", "en": "Mon Tue Wed Thu Fri Sat Sun"},
     "daily_paused": {
         "ru": "Вопрос дня выключен (было: {time}, {tz}). Включить снова: /daily {time}",
         "en": "Daily questions are off (it was {time}, {tz}). Turn them back on: /daily {time}",

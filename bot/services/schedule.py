@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
@@ -95,6 +96,8 @@ def local_date(instant: datetime, tz_name: str) -> str:
     return instant.astimezone(zone(tz_name)).date().isoformat()
 
 
-def format_local(instant: datetime, tz_name: str) -> str:
-    """`2026-11-30 09:00 (Mon)` in the subscriber's timezone."""
-    return instant.astimezone(zone(tz_name)).strftime("%Y-%m-%d %H:%M (%a)")
+def format_local(instant: datetime, tz_name: str, weekday_names: Sequence[str]) -> str:
+    """`2026-11-30 09:00 (Mon)` in the subscriber's timezone; `weekday_names` starts on Monday
+    and comes from the user's language (strftime's %a follows the process locale instead)."""
+    local = instant.astimezone(zone(tz_name))
+    return f"{local:%Y-%m-%d %H:%M} ({weekday_names[local.weekday()]})"

@@ -50,6 +50,10 @@ async def test_delivery_at_the_local_minute_in_several_timezones(
             assert f"({tz})" in reply["text"] and "Next: 2026-06-10 09:00 (Wed)" in reply["text"]
         hint = await wait_text(telegram, 4, "Timezone: UTC. To set yours")
         assert "/daily 09:00 Europe/Berlin" in hint["text"]
+        # The weekday follows the user's language, not the process locale.
+        telegram.send_text(telegram.user(5, language_code="ru"), "/daily 09:00 Europe/Moscow")
+        reply = await wait_text(telegram, 5, "Готово!")
+        assert "Следующий: 2026-06-10 09:00 (ср)" in reply["text"], reply["text"]
 
         chats = list(users)
         expected = {uid: 0 for uid in chats}

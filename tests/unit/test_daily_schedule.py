@@ -8,6 +8,7 @@ import pytest
 
 from bot.services.schedule import (
     ScheduleError,
+    format_local,
     local_date,
     next_due,
     parse_time,
@@ -101,3 +102,11 @@ def test_europe_gap_and_fold() -> None:
     assert next_due(utc(2026, 10, 24, 12), time(2, 15), "Europe/Berlin") == utc(
         2026, 10, 25, 0, 15
     )
+
+
+def test_format_local_names_the_weekday_in_the_given_language() -> None:
+    sunday_night_utc = utc(2026, 11, 29, 22, 30)  # already Monday in Moscow
+    ru = "пн вт ср чт пт сб вс".split()
+    assert format_local(sunday_night_utc, "Europe/Moscow", ru) == "2026-11-30 01:30 (пн)"
+    en = "Mon Tue Wed Thu Fri Sat Sun".split()
+    assert format_local(sunday_night_utc, "UTC", en) == "2026-11-29 22:30 (Sun)"

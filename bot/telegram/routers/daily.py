@@ -27,6 +27,11 @@ class DailyCallback(CallbackData, prefix="dly"):
 ACTIONS = ("time", "level", "lvl", "wd", "off")
 
 
+def _next_due(view: SubscriptionView, lang: str) -> str:
+    assert view.next_due_at is not None
+    return format_local(view.next_due_at, view.timezone, t(lang, "weekdays").split())
+
+
 def _view_text(view: SubscriptionView | None, lang: str) -> Text:
     if view is None:
         return Text(t(lang, "daily_none"))
@@ -38,7 +43,7 @@ def _view_text(view: SubscriptionView | None, lang: str) -> Text:
           weekdays=weekdays),
     ]  # fmt: skip
     if view.next_due_at is not None:
-        when = format_local(view.next_due_at, view.timezone)
+        when = _next_due(view, lang)
         lines.append(t(lang, "daily_next", when=when))
     lines.append(t(lang, "daily_streak", streak=view.streak))
     return Text("\n".join(lines))
@@ -110,7 +115,7 @@ def build_daily_router() -> Router:
         view = await daily.subscribe(user.id, message.chat.id, at, tz)
         lines = [t(lang, "daily_subscribed", time=view.local_time, tz=view.timezone)]
         if view.next_due_at is not None:
-            lines.append(t(lang, "daily_next", when=format_local(view.next_due_at, view.timezone)))
+            lines.append(t(lang, "daily_next", when=_next_due(view, lang)))
         if not view.timezone_given:
             lines.append(t(lang, "daily_tz_hint", time=view.local_time))
         await message.answer(Text("\n".join(lines)).as_html(), reply_markup=_keyboard(view, lang))
