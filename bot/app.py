@@ -13,12 +13,12 @@ from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
-from aiogram.types import BotCommand, BotCommandScopeDefault
+from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeDefault
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings, require_token
 from bot.content.loader import load_bank
-from bot.i18n import COMMANDS, t
+from bot.i18n import COMMANDS, GROUP_COMMANDS, t
 from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
 from bot.storage.engine import create_engine, create_session_factory
@@ -83,11 +83,17 @@ def build_dispatcher(interviews: InterviewService, delivery: Delivery) -> Dispat
 
 
 async def set_commands(bot: Bot) -> None:
-    for lang in ("en", "ru"):
-        commands = [BotCommand(command=c, description=t(lang, f"cmd.{c}")) for c in COMMANDS]
-        await bot.set_my_commands(
-            commands, scope=BotCommandScopeDefault(), language_code=None if lang == "en" else lang
-        )
+    """The menu in private chats, and the group commands in groups, in both languages."""
+    menus = (
+        (BotCommandScopeAllGroupChats(), GROUP_COMMANDS, "gcmd"),
+        (BotCommandScopeDefault(), COMMANDS, "cmd"),
+    )
+    for scope, names, prefix in menus:
+        for lang in ("en", "ru"):
+            commands = [BotCommand(command=c, description=t(lang, f"{prefix}.{c}")) for c in names]
+            await bot.set_my_commands(
+                commands, scope=scope, language_code=None if lang == "en" else lang
+            )
 
 
 async def recover(interviews: InterviewService, delivery: Delivery) -> None:

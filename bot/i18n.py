@@ -361,6 +361,15 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.stop": {"ru": "Закончить собеседование", "en": "End the interview"},
     "cmd.settings": {"ru": "Уровень и язык", "en": "Level and language"},
     "cmd.help": {"ru": "Справка", "en": "Help"},
+    "gcmd.round": {"ru": "Раунд собеседования в группе", "en": "Start a mock-interview round"},
+    "gcmd.quiz": {"ru": "Раунд-викторина", "en": "Start a quiz round"},
+    "gcmd.top": {"ru": "Таблица лидеров", "en": "Leaderboard"},
+    "gcmd.feedback": {
+        "ru": "Подробный разбор ответов в личку (on/off)",
+        "en": "Detailed feedback in private (on/off)",
+    },
+    "gcmd.settings": {"ru": "Настройки группы", "en": "Group settings"},
+    "gcmd.help": {"ru": "Как играть", "en": "How to play"},
     "btn.skip": {"ru": "Пропустить ⏭", "en": "Skip ⏭"},
     "btn.lang.ru": {"ru": "Русский", "en": "Русский"},
     "btn.lang.en": {"ru": "English", "en": "English"},
@@ -368,6 +377,7 @@ TEXTS: dict[str, dict[str, str]] = {
 }
 
 COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
+GROUP_COMMANDS = ("round", "quiz", "top", "feedback", "settings", "help")
 
 
 def t(lang: str, key: str, **values: object) -> str:

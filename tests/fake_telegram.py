@@ -616,7 +616,18 @@ class FakeTelegram:
                 raise _ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
             if not 1 <= len(command.get("description", "")) <= 256:
                 raise _ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
-        self.commands[params.get("language_code") or ""] = commands
+        # Keyed "<language>" for the default scope and "<scope type>:<language>" otherwise.
+        scope = (params.get("scope") or {}).get("type", "default")
+        lang = params.get("language_code") or ""
+        valid_scopes = {
+            "default",
+            "all_private_chats",
+            "all_group_chats",
+            "all_chat_administrators",
+        }
+        if scope not in valid_scopes:
+            raise _ApiError(400, "Bad Request: BOT_COMMAND_SCOPE_INVALID")
+        self.commands[lang if scope == "default" else f"{scope}:{lang}"] = commands
         return True
 
     # --- groups: members, reactions, polls ----------------------------------------------------

@@ -43,7 +43,7 @@ class BotProcess:
         self.task = asyncio.create_task(
             run_polling(self.settings, handle_signals=False, scoring=self.scoring)
         )
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 60)
+        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 60)
 
     async def stop(self) -> None:
         if self.task is not None:

@@ -66,7 +66,7 @@ class DailyBot(BotProcess):
         self.task = asyncio.create_task(
             run_polling(self.settings, handle_signals=False, scoring=self.scoring, clock=self.clock)
         )
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 60)
+        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 60)
 
 
 def daily_messages(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:

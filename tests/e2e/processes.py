@@ -33,7 +33,7 @@ async def launch(
         cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     try:
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 2, 180)
+        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 180)
     except TimeoutError:
         process.kill()
         raise AssertionError(log.read_text()[-3000:]) from None

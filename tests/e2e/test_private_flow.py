@@ -61,6 +61,16 @@ async def test_start_shows_greeting_levels_and_sets_commands(
         "help",
     ]
     assert telegram.commands["ru"][1]["description"] == "Начать собеседование"
+    group_menu = telegram.commands["all_group_chats:ru"]
+    assert [c["command"] for c in group_menu] == [
+        "round",
+        "quiz",
+        "top",
+        "feedback",
+        "settings",
+        "help",
+    ]
+    assert telegram.commands["all_group_chats:"][0]["description"] == "Start a mock-interview round"
     telegram.send_text(user, "/help")
     await wait_text(telegram, 100, "/interview [junior|middle|senior] [N]")
 

@@ -70,9 +70,7 @@ def test_next_due_in_several_timezones() -> None:
 
 def test_weekdays_only_skips_the_weekend() -> None:
     friday_evening = utc(2026, 6, 12, 20, 0)  # Friday
-    assert next_due(friday_evening, time(9, 0), "UTC", weekdays_only=True) == utc(
-        2026, 6, 15, 9, 0
-    )
+    assert next_due(friday_evening, time(9, 0), "UTC", weekdays_only=True) == utc(2026, 6, 15, 9, 0)
     assert next_due(friday_evening, time(9, 0), "UTC") == utc(2026, 6, 13, 9, 0)
 
 
@@ -99,14 +97,12 @@ def test_repeated_time_fires_once() -> None:
 def test_europe_gap_and_fold() -> None:
     # Berlin 2026-03-29: 02:00 -> 03:00; 2026-10-25: 03:00 -> 02:00.
     assert next_due(utc(2026, 3, 28, 12), time(2, 15), "Europe/Berlin") == utc(2026, 3, 29, 1, 0)
-    assert next_due(utc(2026, 10, 24, 12), time(2, 15), "Europe/Berlin") == utc(
-        2026, 10, 25, 0, 15
-    )
+    assert next_due(utc(2026, 10, 24, 12), time(2, 15), "Europe/Berlin") == utc(2026, 10, 25, 0, 15)
 
 
 def test_format_local_names_the_weekday_in_the_given_language() -> None:
     sunday_night_utc = utc(2026, 11, 29, 22, 30)  # already Monday in Moscow
-    ru = "пн вт ср чт пт сб вс".split()
+    ru = ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]
     assert format_local(sunday_night_utc, "Europe/Moscow", ru) == "2026-11-30 01:30 (пн)"
-    en = "Mon Tue Wed Thu Fri Sat Sun".split()
+    en = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     assert format_local(sunday_night_utc, "UTC", en) == "2026-11-29 22:30 (Sun)"

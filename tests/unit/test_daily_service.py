@@ -172,9 +172,7 @@ async def test_unseen_then_poorly_answered_first(sessions, bank, scoring) -> Non
     async with sessions() as session, session.begin():
         for index, question in enumerate(seniors):
             session.add(
-                AskedQuestion(
-                    user_id=1, chat_id=1, question_id=question.id, message_id=100 + index
-                )
+                AskedQuestion(user_id=1, chat_id=1, question_id=question.id, message_id=100 + index)
             )
     await interviews.submit(1, 1, good.answer.en, reply_to=100)
     await interviews.submit(1, 1, "I don't know", reply_to=101)

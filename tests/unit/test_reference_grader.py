@@ -46,7 +46,11 @@ def test_cli_batch_accepts_reference_lines(
         "\n".join(
             json.dumps(row)
             for row in [
-                {"question": "zero-grad", "answer": "it clears .grad before backward", "lang": "en"},
+                {
+                    "question": "zero-grad",
+                    "answer": "it clears .grad before backward",
+                    "lang": "en",
+                },
                 {
                     "question_text": QUESTION,
                     "reference": REFERENCE,

@@ -28,6 +28,7 @@ from bot.services.rounds import (
     MAX_SECONDS,
     AnswerOutcome,
     GroupView,
+    RoundArgs,
     RoundService,
     RoundUsageError,
     StartOutcome,
@@ -38,6 +39,7 @@ from bot.telegram.rounds_rendering import render_top
 from bot.telegram.rounds_runner import RoundRunner
 
 GROUP_TYPES = {ChatType.GROUP, ChatType.SUPERGROUP}
+QUIZ_MAX_SECONDS = 600  # Telegram's open_period limit for polls
 POLL_ID_RETRIES = 5
 POLL_ID_WAIT = 0.4
 ADMIN_STATUSES = {"creator", "administrator"}
@@ -102,27 +104,17 @@ def build_group_router() -> Router:
             message.chat.id, _text(group.language, "group_private_only"), message.message_id
         )
 
-    @router.message(Command("round"))
-    async def round_(
+    async def start(
         message: Message,
-        command: CommandObject,
         bot: Bot,
         rounds: RoundService,
         runner: RoundRunner,
-        lang: str,
+        group: GroupView,
+        args: RoundArgs,
+        kind: str,
     ) -> None:
-        chat_id = message.chat.id
-        group = await group_of(message.chat, rounds, lang)
-        glang = group.language
-        try:
-            args = parse_round_args(command.args, rounds.min_seconds)
-        except RoundUsageError:
-            usage = _text(
-                glang, "round_usage", max=MAX_QUESTIONS, min=rounds.min_seconds,
-                max_seconds=MAX_SECONDS,
-            )  # fmt: skip
-            await runner.note(chat_id, usage, message.message_id)
-            return
+        """Starts a round (kind "round") or a quiz (kind "quiz") if the sender may manage."""
+        chat_id, glang = message.chat.id, group.language
         user_id = message.from_user.id if message.from_user else 0
         if not await may_manage(bot, message.chat, user_id, group, message):
             await runner.note(chat_id, _text(glang, "round_admins_only"), message.message_id)
@@ -136,57 +128,13 @@ def build_group_router() -> Router:
             return
         # Holding the group's lock: the ticker cannot post question 1 before the announcement.
         async with runner.lock(chat_id):
-            started = await rounds.start(chat_id, user_id, args.level, args.count, args.seconds)
-            if started.outcome is StartOutcome.started:
-                await runner.announce(
-                    chat_id,
-                    _text(
-                        glang,
-                        "round_started",
-                        count=started.count,
-                        level=started.level,
-                        seconds=started.seconds,
-                    ),
-                )
-        if started.outcome is StartOutcome.already_running:
-            await runner.note(chat_id, _text(glang, "round_running"), message.message_id)
-        elif started.outcome is StartOutcome.no_questions:
-            await runner.note(chat_id, _text(glang, "no_questions", level=started.level))
-        else:
-            runner.kick(chat_id)
-
-    @router.message(Command("quiz"))
-    async def quiz(
-        message: Message,
-        command: CommandObject,
-        bot: Bot,
-        rounds: RoundService,
-        runner: RoundRunner,
-        lang: str,
-    ) -> None:
-        chat_id = message.chat.id
-        group = await group_of(message.chat, rounds, lang)
-        glang = group.language
-        try:
-            args = parse_round_args(command.args, rounds.min_seconds)
-            if args.stop or (args.seconds or 0) > 600:  # /round stop ends a quiz too
-                raise RoundUsageError(command.args or "")
-        except RoundUsageError:
-            usage = _text(glang, "quiz_usage", max=MAX_QUESTIONS, min=rounds.min_seconds)
-            await runner.note(chat_id, usage, message.message_id)
-            return
-        user_id = message.from_user.id if message.from_user else 0
-        if not await may_manage(bot, message.chat, user_id, group, message):
-            await runner.note(chat_id, _text(glang, "round_admins_only"), message.message_id)
-            return
-        async with runner.lock(chat_id):
             started = await rounds.start(
-                chat_id, user_id, args.level, args.count, args.seconds, kind="quiz"
+                chat_id, user_id, args.level, args.count, args.seconds, kind=kind
             )
             if started.outcome is StartOutcome.started:
                 text = _text(
                     glang,
-                    "quiz_started",
+                    f"{kind}_started",
                     count=started.count,
                     level=started.level,
                     seconds=started.seconds,
@@ -198,6 +146,47 @@ def build_group_router() -> Router:
             await runner.note(chat_id, _text(glang, "no_questions", level=started.level))
         else:
             runner.kick(chat_id)
+
+    @router.message(Command("round"))
+    async def round_(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        try:
+            args = parse_round_args(command.args, rounds.min_seconds)
+        except RoundUsageError:
+            usage = _text(
+                group.language, "round_usage", max=MAX_QUESTIONS, min=rounds.min_seconds,
+                max_seconds=MAX_SECONDS,
+            )  # fmt: skip
+            await runner.note(message.chat.id, usage, message.message_id)
+            return
+        await start(message, bot, rounds, runner, group, args, "round")
+
+    @router.message(Command("quiz"))
+    async def quiz(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        rounds: RoundService,
+        runner: RoundRunner,
+        lang: str,
+    ) -> None:
+        group = await group_of(message.chat, rounds, lang)
+        try:
+            args = parse_round_args(command.args, rounds.min_seconds)
+            if args.stop or (args.seconds or 0) > QUIZ_MAX_SECONDS:  # /round stop ends a quiz
+                raise RoundUsageError(command.args or "")
+        except RoundUsageError:
+            usage = _text(group.language, "quiz_usage", max=MAX_QUESTIONS, min=rounds.min_seconds)
+            await runner.note(message.chat.id, usage, message.message_id)
+            return
+        await start(message, bot, rounds, runner, group, args, "quiz")
 
     @router.poll_answer()
     async def vote(answer: PollAnswer, rounds: RoundService, runner: RoundRunner) -> None:
