@@ -1,4 +1,4 @@
-"""CLI: run | practice | grade | eval | bench | questions | content check."""
+"""CLI: run | practice | grade | eval | bench | questions | content check | stats."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     questions = sub.add_parser("questions", help="list the bank")
     questions.add_argument("--json", action="store_true")
     questions.add_argument("--level", choices=("junior", "middle", "senior"))
+    stats = sub.add_parser("stats", help="usage figures from the database (what /stats shows)")
+    stats.add_argument("--json", action="store_true", help="print JSON")
     content = sub.add_parser("content", help="content tools")
     content.add_argument("action", choices=("check",))
     return parser
@@ -171,6 +173,22 @@ def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> 
     return 0
 
 
+async def _stats(settings: Settings, as_json: bool) -> int:
+    from bot.services.stats import StatsService
+    from bot.storage.engine import create_engine, create_session_factory
+    from bot.storage.migrations import upgrade_async
+    from bot.telegram.routers.admin import render_stats
+
+    await upgrade_async(settings.database_url)  # a fresh database reads as zeros, not an error
+    engine = create_engine(settings.database_url)
+    try:
+        stats = await StatsService(create_session_factory(engine)).collect()
+    finally:
+        await engine.dispose()
+    print(json.dumps(stats.as_dict()) if as_json else render_stats(stats, "en").render()[0])
+    return 0
+
+
 def _scoring(settings: Settings, bank: QuestionBank) -> ScoringService:
     from bot.scoring.service import ScoringService
 
@@ -184,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(
             level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
+        # Alembic announces its plugins at INFO as soon as it is imported: noise for every command.
+        logging.getLogger("alembic").setLevel(logging.WARNING)
         bank = load_bank(settings.content_dir)
     except (ConfigError, BankError) as exc:
         return _fail(str(exc))
@@ -201,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         from bot.evaluation.bench import run_bench
 
         return run_bench(settings, bank, args.answers)
+    if args.command == "stats":
+        return asyncio.run(_stats(settings, args.json))
     if args.command == "practice":
         from bot.practice import parse_practice_args, practice
 

@@ -21,6 +21,7 @@ from bot.content.loader import load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
 from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
+from bot.services.stats import StatsService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
@@ -75,8 +76,15 @@ def build_bot(settings: Settings) -> Bot:
     )
 
 
-def build_dispatcher(interviews: InterviewService, delivery: Delivery) -> Dispatcher:
-    dp = Dispatcher(interviews=interviews, delivery=delivery)
+def build_dispatcher(
+    interviews: InterviewService, delivery: Delivery, engine: AsyncEngine, settings: Settings
+) -> Dispatcher:
+    dp = Dispatcher(
+        interviews=interviews,
+        delivery=delivery,
+        stats=StatsService(create_session_factory(engine)),
+        admin_ids=frozenset(settings.admin_ids),
+    )
     dp.update.outer_middleware(UserContextMiddleware(interviews))
     dp.include_routers(*build_routers())
     return dp
@@ -116,7 +124,7 @@ async def run_polling(
     bot = build_bot(settings)  # validates the token before the slow start-up
     services = await build_services(settings, scoring)
     delivery = Delivery(bot, services.interviews)
-    dp = build_dispatcher(services.interviews, delivery)
+    dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
     rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings)
     daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
     try:

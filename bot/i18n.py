@@ -148,6 +148,35 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Не знаю такой команды. Список команд: /help",
         "en": "I don't know that command. Commands: /help",
     },
+    "stats": {
+        "ru": (
+            "📊 Пользователи: {users} (новых за 7 дней: {new_users_7d}), собеседований: "
+            "{interviews}\n"
+            "Ответов оценено: {answers_graded} (за сутки: {answers_graded_24h}), "
+            "ждут оценки: {answers_pending}\n"
+            "Средняя оценка за 7 дней: {average}\n"
+            "Вопрос дня: подписчиков {daily_subscribers}, отправлено за сутки "
+            "{daily_sent_24h}, не доставлено {daily_failed_24h}\n"
+            "Группы: {groups}, раундов сыграно {rounds_finished}, идёт сейчас {rounds_active}"
+        ),
+        "en": (
+            "📊 Users: {users} ({new_users_7d} new in 7 days), interviews: {interviews}\n"
+            "Answers graded: {answers_graded} ({answers_graded_24h} in 24 h), "
+            "waiting: {answers_pending}\n"
+            "Average score, 7 days: {average}\n"
+            "Daily question: {daily_subscribers} subscribers, {daily_sent_24h} sent in 24 h, "
+            "{daily_failed_24h} failed\n"
+            "Groups: {groups}, rounds played {rounds_finished}, running now {rounds_active}"
+        ),
+    },
+    "stats_hardest": {
+        "ru": "Самые трудные вопросы за 30 дней:",
+        "en": "Hardest questions, last 30 days:",
+    },
+    "stats_hardest_line": {
+        "ru": "• {id}: {average}/10 (ответов: {answers})",
+        "en": "• {id}: {average}/10 ({answers} answers)",
+    },
     "outdated_button": {"ru": "Эта кнопка устарела.", "en": "This button is out of date."},
     "grading_failed": {
         "ru": "Не удалось оценить ответ, он сохранён и будет оценён позже.",

@@ -28,12 +28,15 @@ async def telegram() -> AsyncIterator[FakeTelegram]:
 class BotProcess:
     """The bot as `python -m bot run` builds it, in this event loop, stoppable like a kill."""
 
-    def __init__(self, fake: FakeTelegram, db_url: str, scoring: ScoringService):
+    def __init__(
+        self, fake: FakeTelegram, db_url: str, scoring: ScoringService, **settings: Any
+    ) -> None:
         self.settings = load_settings(
             bot_token=fake.token,
             telegram_api_url=fake.url,
             database_url=db_url,
             polling_timeout=1,
+            **settings,
         )
         self.scoring = scoring
         self.task: asyncio.Task[None] | None = None

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.content.loader import QuestionBank
+from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine
 from bot.storage.models import Answer
 from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
@@ -212,3 +213,25 @@ async def test_settings_change_language_and_level(telegram: FakeTelegram, bot: B
     await wait_text(telegram, 800, "Уровень: senior")
     telegram.send_text(user, "/interview 1")
     await wait_text(telegram, 800, "Вопрос 1/1 · senior")
+
+
+async def test_stats_answers_admins_only(
+    telegram: FakeTelegram, db_url: str, scoring: ScoringService, bank: QuestionBank
+) -> None:
+    process = BotProcess(telegram, db_url, scoring, admin_ids=(900,))
+    await process.start(telegram)
+    try:
+        player = telegram.user(901)
+        telegram.send_text(player, "/interview junior 1")
+        asked = (await telegram.wait_for(lambda s: question_messages(s, 901), 60))[0]
+        telegram.send_text(player, find_question(bank, asked).answer.en)
+        await wait_text(telegram, 901, "Score: ")
+
+        telegram.send_text(player, "/stats")  # not an admin: the command does not exist for them
+        await wait_text(telegram, 901, "I don't know that command")
+
+        telegram.send_text(telegram.user(900, language_code="ru"), "/stats")
+        figures = await wait_text(telegram, 900, "Пользователи: 2")
+        assert "Ответов оценено: 1 (за сутки: 1)" in figures["text"], figures["text"]
+    finally:
+        await process.stop()

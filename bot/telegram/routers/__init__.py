@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiogram import Router
 
+from bot.telegram.routers.admin import build_admin_router
 from bot.telegram.routers.daily import build_daily_router
 from bot.telegram.routers.fallback import build_fallback_router
 from bot.telegram.routers.group import build_group_router
@@ -12,6 +13,7 @@ from bot.telegram.routers.private import build_private_router
 
 def build_routers() -> list[Router]:
     return [
+        build_admin_router(),  # before private, like daily
         build_daily_router(),  # before private: its "unknown command" reply would catch /daily
         build_private_router(),
         build_group_router(),
