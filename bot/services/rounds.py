@@ -58,6 +58,7 @@ MIN_SECONDS = 10
 MAX_SECONDS = 1800
 MIN_ANSWER_WORDS = 3
 MAX_ANSWER_CHARS = 4096
+GRADE_PASSES = 3  # answers that slip in while a question closes get another pass
 
 
 class RoundUsageError(ValueError):
@@ -468,10 +469,12 @@ class RoundService:
         text = text[:MAX_ANSWER_CHARS]
         now = self.clock()
         async with self.sessions() as session, session.begin():
+            # FOR UPDATE (PostgreSQL; SQLite has one writer anyway): closing the question waits
+            # for this answer to commit, so grading that follows the close sees it.
             rq = await session.scalar(
-                select(RoundQuestion).where(
-                    RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == reply_to
-                )
+                select(RoundQuestion)
+                .where(RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == reply_to)
+                .with_for_update()
             )
             if rq is None or rq.options is not None:  # a quiz poll is answered by voting
                 return AnswerResult(AnswerOutcome.not_a_question)
@@ -596,14 +599,35 @@ class RoundService:
                 )
                 work.append((rq.id, list(pending)))
         for rq_id, answer_ids in work:
+            await self._grade_question(rq_id, answer_ids)
+
+    async def _grade_question(self, rq_id: int, answer_ids: list[int]) -> None:
+        """Grade, then mark the question graded only if no answer is left pending: an answer
+        that slipped in while the question was closing is graded on the next pass, not lost."""
+        for _ in range(GRADE_PASSES):
             # Concurrent calls let the scoring service batch them.
             await asyncio.gather(*(self._grade(answer_id) for answer_id in answer_ids))
+            pending = select(RoundAnswer.id).where(
+                RoundAnswer.round_question_id == rq_id, RoundAnswer.status == "pending"
+            )
             async with self.sessions() as session, session.begin():
-                await session.execute(
+                result = await session.execute(
                     update(RoundQuestion)
-                    .where(RoundQuestion.id == rq_id, RoundQuestion.status == "grading")
+                    .where(
+                        RoundQuestion.id == rq_id,
+                        RoundQuestion.status == "grading",
+                        ~pending.exists(),
+                    )
                     .values(status="graded")
                 )
+                if result.rowcount:  # type: ignore[attr-defined]
+                    return
+                answer_ids = list(await session.scalars(pending))
+            if not answer_ids:  # graded and marked by another pass meanwhile
+                return
+        log.warning(
+            "round question %s still has pending answers after %s passes", rq_id, GRADE_PASSES
+        )
 
     async def _grade(self, answer_id: int) -> None:
         async with self.sessions() as session:

@@ -304,3 +304,35 @@ async def test_opted_in_participants_are_owed_private_feedback(service: RoundSer
     await service.mark_sent(item, None)  # never started the bot privately: not retried
     assert not [i for i in await service.outbox(GROUP) if isinstance(i, PrivateFeedbackItem)]
     assert await service.due() == []
+
+
+async def test_an_answer_stored_while_its_question_closes_is_still_graded(
+    service: RoundService, sessions, stub: StubScoring
+) -> None:
+    """The race: an answer whose transaction saw the question open commits after the closing
+    pass listed the pending answers. It must be graded, not left pending behind "graded"."""
+    await service.start(GROUP, 1, "junior", 1, 60)
+    await post_question(service, GROUP, 500)
+    await service.submit(GROUP, 11, "Ann", 500, "score 6 on time", 601)
+    assert await service.close_current(GROUP)
+
+    grade = stub.grade
+
+    async def grade_then_a_late_commit(question, text, lang=None):  # type: ignore[no-untyped-def]
+        if text == "score 6 on time":
+            async with sessions() as session, session.begin():
+                rq_id = await session.scalar(select(RoundAnswer.round_question_id))
+                session.add(
+                    RoundAnswer(
+                        round_question_id=rq_id, user_id=12, name="Bob", message_id=602,
+                        text="score 8 slipped in", language="en",
+                    )
+                )  # fmt: skip
+        return await grade(question, text, lang)
+
+    stub.grade = grade_then_a_late_commit  # type: ignore[method-assign]
+    item = await results(service, GROUP)
+    assert [(line.name, line.score) for line in item.lines] == [("Bob", 8.0), ("Ann", 6.0)]
+    async with sessions() as session:
+        statuses = set(await session.scalars(select(RoundAnswer.status)))
+    assert statuses == {"graded"}
