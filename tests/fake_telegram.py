@@ -89,6 +89,9 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+DROP = 0  # a Fault with this code drops the connection (a network error, not an HTTP one)
+
+
 @dataclass
 class Fault:
     method: str
@@ -446,6 +449,10 @@ class FakeTelegram:
             if fault.method.lower() == method.lower():
                 self.faults.remove(fault)
                 self.requests.append((method + ":fault", params))
+                if fault.code == DROP:  # the connection dies before any answer is written
+                    assert request.transport is not None
+                    request.transport.abort()
+                    return web.Response()
                 extra = {"retry_after": fault.retry_after} if fault.retry_after else None
                 return self._error(fault.code, fault.description, extra)
         handler = getattr(self, "_m_" + method.lower(), None)

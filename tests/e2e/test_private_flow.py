@@ -12,7 +12,7 @@ from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine
 from bot.storage.models import Answer
 from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
-from tests.fake_telegram import FakeTelegram, Fault
+from tests.fake_telegram import DROP, FakeTelegram, Fault
 
 pytestmark = pytest.mark.e2e
 
@@ -192,6 +192,18 @@ async def test_rate_limit_is_waited_out(telegram: FakeTelegram, bot: BotProcess)
     telegram.send_text(user, "/help")
     await wait_text(telegram, 600, "/interview [junior|middle|senior] [N]")
     assert [m for m, _ in telegram.requests].count("sendMessage:fault") == 1
+
+
+async def test_dropped_connections_are_retried(telegram: FakeTelegram, bot: BotProcess) -> None:
+    """A network failure (no HTTP answer at all), on polling and on sending: one reply arrives."""
+    telegram.faults.append(Fault("getUpdates", DROP, "connection reset"))
+    telegram.faults.append(Fault("sendMessage", DROP, "connection reset"))
+    user = telegram.user(650)
+    telegram.send_text(user, "/help")
+    await wait_text(telegram, 650, "/interview [junior|middle|senior] [N]")
+    faults = [m for m, _ in telegram.requests if m.endswith(":fault")]
+    assert sorted(faults) == ["getUpdates:fault", "sendMessage:fault"]
+    assert len(telegram.sent(650)) == 1  # the dropped request never reached the chat
 
 
 async def test_blocked_user_does_not_break_the_bot(telegram: FakeTelegram, bot: BotProcess) -> None:
