@@ -59,6 +59,51 @@ def test_promised_questions_are_in_the_bank(bank: QuestionBank) -> None:
     assert advantages.code and "backward()" in advantages.code
 
 
+# The 41 questions of the seed interview list (seeds/002), in its order: the bank question each
+# became, the level the seed gives, and whether the seed says it is asked almost always.
+SEED_LIST = [
+    ("autograd", "senior", True), ("dataloader", "junior", True), ("zero-grad", "junior", True),
+    ("when-to-use-pytorch", "middle", True), ("save-load-weights", "middle", True),
+    ("train-vs-eval", "junior", True), ("batch-norm", "middle", False),
+    ("cpu-gpu-transfer", "junior", False), ("custom-loss", "middle", False),
+    ("custom-module", "middle", False), ("dropout", "middle", False),
+    ("dynamic-vs-static-graph", "middle", False), ("early-stopping", "middle", False),
+    ("embedding", "middle", False), ("gradient-accumulation", "middle", False),
+    ("gradient-clipping", "middle", False), ("verify-correctness", "senior", False),
+    ("generalization-gap-debug", "senior", False), ("eager-vs-compiled-serving", "senior", False),
+    ("silent-bug-abstractions", "middle", False), ("pytorch-vs-alternatives", "senior", False),
+    ("pytorch-risks", "senior", False), ("notebook-to-production", "senior", False),
+    ("tensor-vs-numpy", "junior", False), ("transfer-learning", "middle", False),
+    ("mixed-precision", "senior", False), ("custom-dataset", "junior", False),
+    ("dataparallel-vs-ddp", "senior", False), ("nan-loss-debug", "senior", False),
+    ("gpu-memory-reduction", "senior", False), ("module-vs-functional", "junior", False),
+    ("no-grad-vs-inference-mode", "senior", False), ("profiling", "senior", False),
+    ("pytorch-project-story", "middle", False), ("fsdp", "senior", False),
+    ("quantization", "middle", False), ("view-vs-reshape", "middle", False),
+    ("attention", "middle", False), ("hooks", "middle", False), ("torch-compile", "senior", False),
+    ("torchscript", "senior", False),
+]  # fmt: skip
+# Answer cards of seeds/004 that are questions of their own (the rest merged into SEED_LIST ones).
+SEED_CARDS = [
+    "what-is-pytorch", "distributed-training", "create-tensor", "conv2d", "maxpool2d",
+    "tensor-shape", "lr-scheduler", "pruning", "knowledge-distillation", "onnx-export",
+    "adam-optimizer", "torchserve", "custom-autograd-function",
+]  # fmt: skip
+
+
+def test_every_seed_question_is_in_the_bank_at_its_level(bank: QuestionBank) -> None:
+    assert len(SEED_LIST) == 41 and len({i for i, _, _ in SEED_LIST}) == 41
+    for question_id, level, always in SEED_LIST:
+        question = bank.get(question_id)
+        assert question is not None, question_id
+        assert question.level == level, question_id
+        assert (question.frequency == "always") == always, question_id
+    for question_id in SEED_CARDS:
+        assert bank.get(question_id) is not None, question_id
+    seeded = {i for i, _, _ in SEED_LIST} | set(SEED_CARDS) | {"pytorch-advantages"}
+    assert seeded == {q.id for q in bank}  # nothing unaccounted for, nothing missing
+
+
 def test_every_level_has_questions(bank: QuestionBank) -> None:
     for level in ("junior", "middle", "senior"):
         assert bank.by_level(level), level
