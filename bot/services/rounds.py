@@ -58,6 +58,9 @@ MIN_SECONDS = 10
 MAX_SECONDS = 1800
 MIN_ANSWER_WORDS = 3
 MAX_ANSWER_CHARS = 4096
+# A reply sent just before the deadline reaches the bot a moment later: questions close this long
+# after their deadline, and a reply counts if Telegram stamped it before the deadline.
+LATE_GRACE = timedelta(seconds=2)
 GRADE_PASSES = 3  # answers that slip in while a question closes get another pass
 
 
@@ -374,7 +377,7 @@ class RoundService:
                 stmt = stmt.where(RoundQuestion.chat_id == chat_id)
             for rq in (await session.scalars(stmt)).all():
                 deadline = aware(rq.deadline)
-                if deadline is not None and deadline <= now:
+                if deadline is not None and deadline + LATE_GRACE <= now:
                     result = await session.execute(
                         update(RoundQuestion)
                         .where(RoundQuestion.id == rq.id, RoundQuestion.status == "open")
@@ -408,7 +411,7 @@ class RoundService:
         chats = set(finishing) | set(owed)
         for chat_id, status, deadline in rows:
             when = aware(deadline)
-            if status != "open" or when is None or when <= now:
+            if status != "open" or when is None or when + LATE_GRACE <= now:
                 chats.add(chat_id)
         return sorted(chats)
 
@@ -445,11 +448,13 @@ class RoundService:
         message_id: int | None = None,
         language: str | None = None,
         edited: bool = False,
+        sent_at: datetime | None = None,
     ) -> AnswerResult:
-        """Store (or replace) a participant's answer. Grading happens when the question closes."""
+        """Store (or replace) a participant's answer. Grading happens when the question closes.
+        `sent_at`: when Telegram received the message (or the edit); lateness is judged by it."""
         return await _once_more_on_conflict(
             lambda: self._submit(
-                chat_id, user_id, name, reply_to, text, message_id, language, edited
+                chat_id, user_id, name, reply_to, text, message_id, language, edited, sent_at
             )
         )
 
@@ -463,6 +468,7 @@ class RoundService:
         message_id: int | None,
         language: str | None,
         edited: bool,
+        sent_at: datetime | None,
     ) -> AnswerResult:
         if reply_to is None:
             return AnswerResult(AnswerOutcome.not_a_question)
@@ -479,7 +485,8 @@ class RoundService:
             if rq is None or rq.options is not None:  # a quiz poll is answered by voting
                 return AnswerResult(AnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
-            if rq.status != "open" or (deadline is not None and now >= deadline):
+            sent = min(aware(sent_at) or now, now)  # a clock ahead of ours gains nothing
+            if rq.status != "open" or (deadline is not None and sent >= deadline):
                 return AnswerResult(AnswerOutcome.closed)
             if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
                 return AnswerResult(AnswerOutcome.too_short)

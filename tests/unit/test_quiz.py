@@ -6,7 +6,7 @@ import random
 
 from bot.content.loader import QuestionBank
 from bot.services.quiz import EXPLANATION_LIMIT, build_options, explanation, option_text
-from bot.services.rounds import AnswerOutcome, StartOutcome
+from bot.services.rounds import LATE_GRACE, AnswerOutcome, StartOutcome
 from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem
 
 # The rounds tests' fake clock, stub grader and service fixtures.
@@ -42,9 +42,10 @@ async def test_quiz_round_scores_votes(service, clock, stub) -> None:  # noqa: F
     assert (await service.poll_answer("nope", 2, "Ann", [0]))[0] is None
     replied = await service.submit(GROUP, 2, "Ann", 100, "a text reply to the poll message", 5)
     assert replied.outcome is AnswerOutcome.not_a_question
-    clock.advance(21)
+    clock.advance(21)  # Telegram closed the poll; a vote processed now no longer counts
     _, late = await service.poll_answer("p1", 5, "Dan", [right])
     assert late.outcome is AnswerOutcome.closed
+    clock.advance(LATE_GRACE.total_seconds())
     await service.expire(GROUP)
     await service.grade_closed(GROUP)
     results = (await service.outbox(GROUP))[0]

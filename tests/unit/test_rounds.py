@@ -12,6 +12,7 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.scoring.grader import GradeResult, PitfallHit, PointResult
 from bot.services.rounds import (
+    LATE_GRACE,
     AnswerOutcome,
     RoundService,
     RoundUsageError,
@@ -130,6 +131,8 @@ async def test_two_question_round_ranks_and_leaderboard(
     clock.advance(61)
     late = await service.submit(GROUP, 14, "Dan", 500, "score 10 too late here", 605)
     assert late.outcome is AnswerOutcome.closed
+    assert await service.due() == []  # replies sent in time may still be on their way
+    clock.advance(LATE_GRACE.total_seconds())
     assert await service.due() == [GROUP]
     assert await service.expire() == [GROUP]
     item = await results(service, GROUP)
@@ -200,7 +203,7 @@ async def test_bad_answers_and_one_round_per_group(service: RoundService, clock:
     await post_question(service, OTHER, 50)  # the same message id in another chat
     other = await service.submit(OTHER, 2, "A", 50, "score 1 in the other group", 62)
     assert other.outcome is AnswerOutcome.accepted
-    clock.advance(31)
+    clock.advance(31 + LATE_GRACE.total_seconds())
     assert sorted(await service.expire()) == [OTHER, GROUP]
     assert [line.score for line in (await results(service, GROUP)).lines] == [5.0, 3.0]
     assert [line.score for line in (await results(service, OTHER)).lines] == [1.0]
@@ -336,3 +339,44 @@ async def test_an_answer_stored_while_its_question_closes_is_still_graded(
     async with sessions() as session:
         statuses = set(await session.scalars(select(RoundAnswer.status)))
     assert statuses == {"graded"}
+
+
+async def test_lateness_is_judged_by_when_telegram_received_the_reply(
+    service: RoundService, clock: Clock
+) -> None:
+    await service.start(GROUP, 1, "junior", 1, 60)
+    await post_question(service, GROUP, 500)
+    deadline = clock.now + timedelta(seconds=60)
+    clock.advance(61)  # the bot processes these a second after the deadline
+    in_time = await service.submit(
+        GROUP,
+        11,
+        "Ann",
+        500,
+        "score 6 sent just in time",
+        601,
+        sent_at=deadline - timedelta(seconds=1),
+    )
+    assert in_time.outcome is AnswerOutcome.accepted
+    late = await service.submit(
+        GROUP, 12, "Bob", 500, "score 9 sent too late", 602, sent_at=deadline
+    )
+    assert late.outcome is AnswerOutcome.closed
+    edited_late = await service.submit(
+        GROUP, 11, "Ann", 500, "score 9 edited after it", 601, edited=True, sent_at=deadline
+    )
+    assert edited_late.outcome is AnswerOutcome.closed
+    clock.advance(LATE_GRACE.total_seconds())
+    assert await service.expire() == [GROUP]
+    after_close = await service.submit(
+        GROUP,
+        13,
+        "Cy",
+        500,
+        "score 9 claims an early time",
+        603,
+        sent_at=deadline - timedelta(seconds=30),
+    )
+    assert after_close.outcome is AnswerOutcome.closed  # once closed, closed
+    item = await results(service, GROUP)
+    assert [(line.name, line.score) for line in item.lines] == [("Ann", 6.0)]

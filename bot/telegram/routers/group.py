@@ -340,6 +340,7 @@ async def _answer(
         message.text,
         message.message_id,
         edited=edited,
+        sent_at=message.edit_date if edited else message.date,  # None: judged on arrival
     )
     if result.outcome in (AnswerOutcome.accepted, AnswerOutcome.replaced):
         await runner.react(chat_id, message.message_id)
