@@ -99,6 +99,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Эталонный ответ (нажмите, чтобы раскрыть):",
         "en": "Model answer (tap to expand):",
     },
+    "model_answer_plain": {"ru": "Эталонный ответ:", "en": "Model answer:"},
     "summary_title": {"ru": "Собеседование завершено", "en": "Interview finished"},
     "summary_average": {"ru": "Средняя оценка: {score}/10", "en": "Average score: {score}/10"},
     "summary_no_answers": {

@@ -8,9 +8,11 @@ from collections.abc import Callable
 
 from bot.config import Settings
 from bot.i18n import t
+from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import MAX_COUNT, Outcome
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
+from bot.telegram.rendering import render_feedback, render_question, render_summary
 
 PRACTICE_USER = 0  # Telegram ids are positive, so 0 never collides with a real user
 
@@ -23,52 +25,14 @@ REPLIES = {
 
 
 def render_plain(item: OutboxItem, lang: str) -> str:
+    """The same layout as in Telegram (bot/telegram/rendering.py), as plain text."""
     if isinstance(item, QuestionItem):
-        header = t(
-            lang,
-            "question_header",
-            position=item.position,
-            total=item.total or 1,
-            level=item.question.level.value,
-        )
-        return f"\n== {header} ==\n{item.question.question.get(lang)}\n"
+        return "\n" + render_question(item, lang, hint=False).as_kwargs()["text"] + "\n"
     if isinstance(item, FeedbackItem):
-        q = item.question
-        key = f"verdict.{item.verdict}"
-        lines = [f"{t(lang, 'score', score=f'{item.score:g}')} · {t(lang, key)}"]
-        if item.covered:
-            lines.append(t(lang, "covered"))
-            for pid in item.covered:
-                lines.append(f"  ✅ {q.key_point(pid).text(lang)}")
-                if pid in item.evidence:
-                    lines.append(f"     {t(lang, 'your_words')}: «{item.evidence[pid][:160]}»")
-        if item.missed:
-            lines.append(t(lang, "missed"))
-            lines.extend(f"  ❌ {q.key_point(pid).text(lang)}" for pid in item.missed)
-        if item.pitfalls:
-            lines.append(t(lang, "fell_into"))
-            for pid in item.pitfalls:
-                p = q.pitfall(pid)
-                lines.append(f"  ⚠️ {p.claim.get(lang)} → {p.correction.get(lang)}")
-        others = [p for p in q.pitfalls if p.id not in item.pitfalls]
-        if others:
-            lines.append(t(lang, "documented_pitfalls"))
-            lines.extend(f"  • {p.claim.get(lang)} — {p.correction.get(lang)}" for p in others)
-        lines.append(t(lang, "model_answer"))
-        lines.append(q.answer.get(lang).strip())
-        return "\n".join(lines)
+        parts = render_feedback(item, lang, expandable=False)
+        return "\n\n".join(part.as_kwargs()["text"] for part in parts)
     assert isinstance(item, SummaryItem)
-    lines = [f"\n== {t(lang, 'summary_title')} =="]
-    if item.average is None:
-        lines.append(t(lang, "summary_no_answers"))
-    else:
-        lines.append(t(lang, "summary_average", score=f"{item.average:g}"))
-    lines.append(
-        t(lang, "summary_counts", answered=item.answered, total=item.total, skipped=item.skipped)
-    )
-    if item.weakest_topics:
-        lines.append(t(lang, "summary_weakest", topics=", ".join(item.weakest_topics)))
-    return "\n".join(lines)
+    return "\n" + render_summary(item, lang).as_kwargs()["text"]
 
 
 async def practice(
@@ -78,10 +42,12 @@ async def practice(
     count: int | None,
     read: Callable[[], str | None] | None = None,
     write: Callable[[str], None] = print,
+    scoring: ScoringService | None = None,
 ) -> int:
+    """Tests pass `read`/`write` instead of the terminal and their own loaded `scoring`."""
     from bot.app import build_services
 
-    services = await build_services(settings)
+    services = await build_services(settings, scoring)
     service = services.interviews
     read = read or (lambda: sys.stdin.readline() or None)
     try:

@@ -29,17 +29,22 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def render_question(item: QuestionItem, lang: str) -> Text:
+def render_question(item: QuestionItem, lang: str, hint: bool = True) -> Text:
+    """`hint`: how to answer in Telegram (message or reply); the terminal has its own."""
     level = item.question.level.value
     if item.total:
         header = t(lang, "question_header", position=item.position, total=item.total, level=level)
     else:
         header = t(lang, "question_header_single", level=level)
-    return as_list(Bold(header), item.question.question.get(lang), Italic(t(lang, "answer_hint")))
+    lines: list[Text | str] = [Bold(header), item.question.question.get(lang)]
+    if hint:
+        lines.append(Italic(t(lang, "answer_hint")))
+    return as_list(*lines)
 
 
-def render_feedback(item: FeedbackItem, lang: str) -> list[Text]:
-    """The feedback message, and the model answer separately if both do not fit in one."""
+def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> list[Text]:
+    """The feedback message, and the model answer separately if both do not fit in one.
+    `expandable`: the model answer folds (Telegram); the terminal prints it in full."""
     question = item.question
     key = f"verdict.{item.verdict}"
     verdict = t(lang, key) if key in TEXTS else item.verdict
@@ -91,10 +96,12 @@ def render_feedback(item: FeedbackItem, lang: str) -> list[Text]:
     if item.streak:
         parts.append(t(lang, "daily_streak", streak=item.streak))
     feedback = as_list(*parts, sep="\n\n")
-    model: list[Text | str] = [
-        Bold(t(lang, "model_answer")),
-        ExpandableBlockQuote(question.answer.get(lang).strip()),
-    ]
+    answer = question.answer.get(lang).strip()
+    model: list[Text | str] = (
+        [Bold(t(lang, "model_answer")), ExpandableBlockQuote(answer)]
+        if expandable
+        else [Bold(t(lang, "model_answer_plain")), answer]
+    )
     if question.code:
         model.append(Pre(question.code.strip(), language="python"))
     model_answer = as_list(*model)

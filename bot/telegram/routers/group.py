@@ -7,6 +7,7 @@ Ordinary conversation between members never gets a reply.
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
@@ -310,6 +311,14 @@ def _setting(tokens: list[str]) -> dict[str, object] | None:
     return None
 
 
+def _sent_at(message: Message, edited: bool) -> datetime | None:
+    """When Telegram received the message, or its edit (aiogram gives `edit_date` as a Unix
+    time); None, judged on arrival, when an edit carries no date."""
+    if not edited:
+        return message.date
+    return None if message.edit_date is None else datetime.fromtimestamp(message.edit_date, UTC)
+
+
 async def _answer(
     message: Message,
     bot: Bot,
@@ -340,7 +349,7 @@ async def _answer(
         message.text,
         message.message_id,
         edited=edited,
-        sent_at=message.edit_date if edited else message.date,  # None: judged on arrival
+        sent_at=_sent_at(message, edited),
     )
     if result.outcome in (AnswerOutcome.accepted, AnswerOutcome.replaced):
         await runner.react(chat_id, message.message_id)
