@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -33,6 +35,39 @@ def scoring(bank: QuestionBank) -> Iterator[ScoringService]:
 @pytest.fixture(scope="session")
 def grader(scoring: ScoringService):
     return scoring._load(warm=False)
+
+
+PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "database": "test"}
+
+
+async def _pg_admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(**PG_ADMIN, timeout=3)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+        await asyncio.to_thread(upgrade, url)
+        yield url
+        return
+    name = f"bot_test_{uuid.uuid4().hex[:10]}"
+    try:
+        await _pg_admin(f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
+        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 (user postgres, db test) unusable: {exc!r}")
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    try:
+        await asyncio.to_thread(upgrade, url)
+        yield url
+    finally:
+        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

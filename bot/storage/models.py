@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -130,6 +131,9 @@ class GroupChat(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+RUNNING_ROUND = text("status IN ('active', 'finishing')")
+
+
 class Round(Base):
     """A mock-interview round in a group: questions asked one after another, all answer."""
 
@@ -148,7 +152,17 @@ class Round(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    __table_args__ = (Index("ix_rounds_chat_status", "chat_id", "status"),)
+    __table_args__ = (
+        Index("ix_rounds_chat_status", "chat_id", "status"),
+        # One running round per group, enforced by the database across processes.
+        Index(
+            "uq_rounds_one_running_per_chat",
+            "chat_id",
+            unique=True,
+            sqlite_where=RUNNING_ROUND,
+            postgresql_where=RUNNING_ROUND,
+        ),
+    )
 
 
 class RoundQuestion(Base):

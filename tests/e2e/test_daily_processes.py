@@ -9,8 +9,6 @@ import asyncio
 import json
 import sys
 import time as wall
-import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, time
 from pathlib import Path
 
@@ -21,12 +19,10 @@ from bot.content.loader import QuestionBank
 from bot.services.daily import DailyService
 from bot.services.interviews import InterviewService
 from bot.storage.engine import create_engine, create_session_factory
-from bot.storage.migrations import upgrade
 from bot.storage.models import AskedQuestion, DailyDelivery
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "database": "test"}
 DUE = datetime(2026, 6, 10, 9, 0, tzinfo=UTC)
 SUBSCRIBERS = 240
 
@@ -63,36 +59,6 @@ asyncio.run(
     main(sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
 )
 """
-
-
-async def _pg_admin(sql: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(**PG_ADMIN, timeout=3)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
-        await asyncio.to_thread(upgrade, url)
-        yield url
-        return
-    name = f"daily_claims_{uuid.uuid4().hex[:10]}"
-    try:
-        await _pg_admin(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
-        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 (user postgres, db test) unusable: {exc!r}")
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    try:
-        await asyncio.to_thread(upgrade, url)
-        yield url
-    finally:
-        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def test_two_processes_claim_each_delivery_once(shared_db: str, bank: QuestionBank) -> None:

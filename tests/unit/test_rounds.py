@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
@@ -26,7 +28,8 @@ from bot.services.rounds_items import (
     ResultsItem,
     RoundQuestionItem,
 )
-from bot.storage.models import RoundAnswer
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.models import Round, RoundAnswer
 
 GROUP, OTHER = -1001, -1002
 
@@ -380,3 +383,30 @@ async def test_lateness_is_judged_by_when_telegram_received_the_reply(
     assert after_close.outcome is AnswerOutcome.closed  # once closed, closed
     item = await results(service, GROUP)
     assert [(line.name, line.score) for line in item.lines] == [("Ann", 6.0)]
+
+
+async def test_one_running_round_per_group_is_a_database_rule(
+    shared_db: str, bank: QuestionBank, clock: Clock, stub: StubScoring
+) -> None:
+    """Two bot processes (two engines) starting rounds in one group at once: one round runs.
+    The database itself refuses a second running round, whatever the code above it does."""
+    engines = [create_engine(shared_db), create_engine(shared_db)]
+    try:
+        a, b = (
+            RoundService(create_session_factory(e), bank, stub, clock=clock)  # type: ignore[arg-type]
+            for e in engines
+        )
+        await a.ensure_group(GROUP, "ML club", "en")
+        outcomes = await asyncio.gather(*(s.start(GROUP, 1, "junior", 2, 60) for s in (a, b) * 3))
+        assert sorted(o.outcome for o in outcomes) == sorted(
+            [StartOutcome.started] + [StartOutcome.already_running] * 5
+        )
+        async with create_session_factory(engines[1])() as session:
+            session.add(Round(chat_id=GROUP, level="junior", question_ids=[], seconds=60))
+            with pytest.raises(IntegrityError):
+                await session.commit()
+        other = await b.start(OTHER, 1, "junior", 1, 60)  # the rule is per group
+        assert other.outcome is StartOutcome.started
+    finally:
+        for engine in engines:
+            await engine.dispose()
