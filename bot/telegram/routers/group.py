@@ -148,8 +148,8 @@ def build_group_router() -> Router:
         else:
             runner.kick(chat_id)
 
-    @router.message(Command("round"))
-    async def round_(
+    @router.message(Command("round", "quiz"))
+    async def round_or_quiz(
         message: Message,
         command: CommandObject,
         bot: Bot,
@@ -157,37 +157,21 @@ def build_group_router() -> Router:
         runner: RoundRunner,
         lang: str,
     ) -> None:
+        kind = command.command  # "round" or "quiz"
         group = await group_of(message.chat, rounds, lang)
         try:
             args = parse_round_args(command.args, rounds.min_seconds)
+            # A quiz's polls close by Telegram's open_period; /round stop ends a quiz too.
+            if kind == "quiz" and (args.stop or (args.seconds or 0) > QUIZ_MAX_SECONDS):
+                raise RoundUsageError(command.args or "")
         except RoundUsageError:
             usage = _text(
-                group.language, "round_usage", max=MAX_QUESTIONS, min=rounds.min_seconds,
+                group.language, f"{kind}_usage", max=MAX_QUESTIONS, min=rounds.min_seconds,
                 max_seconds=MAX_SECONDS,
             )  # fmt: skip
             await runner.note(message.chat.id, usage, message.message_id)
             return
-        await start(message, bot, rounds, runner, group, args, "round")
-
-    @router.message(Command("quiz"))
-    async def quiz(
-        message: Message,
-        command: CommandObject,
-        bot: Bot,
-        rounds: RoundService,
-        runner: RoundRunner,
-        lang: str,
-    ) -> None:
-        group = await group_of(message.chat, rounds, lang)
-        try:
-            args = parse_round_args(command.args, rounds.min_seconds)
-            if args.stop or (args.seconds or 0) > QUIZ_MAX_SECONDS:  # /round stop ends a quiz
-                raise RoundUsageError(command.args or "")
-        except RoundUsageError:
-            usage = _text(group.language, "quiz_usage", max=MAX_QUESTIONS, min=rounds.min_seconds)
-            await runner.note(message.chat.id, usage, message.message_id)
-            return
-        await start(message, bot, rounds, runner, group, args, "quiz")
+        await start(message, bot, rounds, runner, group, args, kind)
 
     @router.poll_answer()
     async def vote(answer: PollAnswer, rounds: RoundService, runner: RoundRunner) -> None:
