@@ -61,6 +61,9 @@ MAX_ANSWER_CHARS = 4096
 # A reply sent just before the deadline reaches the bot a moment later: questions close this long
 # after their deadline, and a reply counts if Telegram stamped it before the deadline.
 LATE_GRACE = timedelta(seconds=2)
+# After a restart, a question whose deadline passed while the bot was down stays open this long,
+# so that replies sent before the deadline and waiting in Telegram's queue are read first.
+RESTART_GRACE = timedelta(seconds=10)
 GRADE_PASSES = 3  # answers that slip in while a question closes get another pass
 
 
@@ -169,6 +172,14 @@ class RoundService:
         self.clock = clock
         self.rng = rng or random.Random()
         self.min_seconds = min_seconds
+        self.started_at = clock()
+
+    def _closes_at(self, deadline: datetime) -> datetime:
+        """When a question with this deadline stops taking replies (see LATE_GRACE)."""
+        closes = deadline + LATE_GRACE
+        if deadline < self.started_at:  # it expired while no process was running
+            closes = max(closes, self.started_at + RESTART_GRACE)
+        return closes
 
     # --- groups ------------------------------------------------------------------------------
 
@@ -377,7 +388,7 @@ class RoundService:
                 stmt = stmt.where(RoundQuestion.chat_id == chat_id)
             for rq in (await session.scalars(stmt)).all():
                 deadline = aware(rq.deadline)
-                if deadline is not None and deadline + LATE_GRACE <= now:
+                if deadline is not None and self._closes_at(deadline) <= now:
                     result = await session.execute(
                         update(RoundQuestion)
                         .where(RoundQuestion.id == rq.id, RoundQuestion.status == "open")
@@ -411,7 +422,7 @@ class RoundService:
         chats = set(finishing) | set(owed)
         for chat_id, status, deadline in rows:
             when = aware(deadline)
-            if status != "open" or when is None or when + LATE_GRACE <= now:
+            if status != "open" or when is None or self._closes_at(when) <= now:
                 chats.add(chat_id)
         return sorted(chats)
 

@@ -15,6 +15,7 @@ from bot.content.schema import Question
 from bot.scoring.grader import GradeResult, PitfallHit, PointResult
 from bot.services.rounds import (
     LATE_GRACE,
+    RESTART_GRACE,
     AnswerOutcome,
     RoundService,
     RoundUsageError,
@@ -248,6 +249,7 @@ async def test_state_survives_a_new_service(
     clock.advance(45)
     # A fresh process: nothing in memory, the deadline and the answer come from the database.
     fresh = RoundService(sessions, bank, stub, clock=clock)  # type: ignore[arg-type]
+    clock.advance(RESTART_GRACE.total_seconds())  # replies waiting in Telegram are read first
     assert await fresh.due() == [GROUP]
     await fresh.expire(GROUP)
     item = await results(fresh, GROUP)
@@ -410,3 +412,30 @@ async def test_one_running_round_per_group_is_a_database_rule(
     finally:
         for engine in engines:
             await engine.dispose()
+
+
+async def test_after_a_restart_replies_sent_in_time_are_read_before_the_question_closes(
+    sessions, bank: QuestionBank, service: RoundService, clock: Clock, stub: StubScoring
+) -> None:
+    await service.start(GROUP, 1, "junior", 1, 60)
+    await post_question(service, GROUP, 500)
+    deadline = clock.now + timedelta(seconds=60)
+    clock.advance(300)  # the bot was down past the deadline; replies waited in Telegram
+    fresh = RoundService(sessions, bank, stub, clock=clock)  # type: ignore[arg-type]
+    assert await fresh.due() == [] and await fresh.expire() == []  # the backlog comes first
+    clock.advance(1)
+    sent_in_time = await fresh.submit(
+        GROUP, 11, "Ann", 500, "score 7 sent before the deadline", 601,
+        sent_at=deadline - timedelta(seconds=5),
+    )  # fmt: skip
+    assert sent_in_time.outcome is AnswerOutcome.accepted
+    sent_late = await fresh.submit(
+        GROUP, 12, "Bob", 500, "score 9 sent after the deadline", 602,
+        sent_at=deadline + timedelta(seconds=5),
+    )  # fmt: skip
+    assert sent_late.outcome is AnswerOutcome.closed
+    clock.advance(RESTART_GRACE.total_seconds())
+    assert await fresh.due() == [GROUP]
+    assert await fresh.expire() == [GROUP]
+    item = await results(fresh, GROUP)
+    assert [(line.name, line.score) for line in item.lines] == [("Ann", 7.0)]
