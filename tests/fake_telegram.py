@@ -197,6 +197,19 @@ class FakeTelegram:
         self.messages[(chat.id, message["message_id"])] = message
         return message
 
+    @staticmethod
+    def _text(text: str) -> dict[str, Any]:
+        """A text message's content; a leading /command gets its entity, as Telegram adds it."""
+        content: dict[str, Any] = {"text": text}
+        if text.startswith("/"):
+            command = text.split()[0]
+            content["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        return content
+
+    def _quoted(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """The replied-to message as Telegram embeds it (without the fake's own `html`)."""
+        return {k: v for k, v in self.messages[(chat_id, message_id)].items() if k != "html"}
+
     def send_text(
         self,
         user: dict[str, Any],
@@ -204,12 +217,9 @@ class FakeTelegram:
         reply_to: int | None = None,
         chat_id: int | None = None,
     ) -> dict[str, Any]:
-        content: dict[str, Any] = {"text": text}
-        if text.startswith("/"):
-            command = text.split()[0]
-            content["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        content = self._text(text)
         if reply_to is not None:
-            content["reply_to_message"] = self.messages[(chat_id or user["id"], reply_to)]
+            content["reply_to_message"] = self._quoted(chat_id or user["id"], reply_to)
         message = self._message(user, chat_id, **content)
         self._push({"message": message})
         return message
@@ -286,14 +296,9 @@ class FakeTelegram:
     ) -> dict[str, Any]:
         """A member's message in a group: text (commands get their entity) or other content."""
         if text is not None:
-            content["text"] = text
-            if text.startswith("/"):
-                command = text.split()[0]
-                content["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+            content.update(self._text(text))
         if reply_to is not None:
-            content["reply_to_message"] = {
-                k: v for k, v in self.messages[(chat_id, reply_to)].items() if k != "html"
-            }
+            content["reply_to_message"] = self._quoted(chat_id, reply_to)
         self.chats[chat_id].members.setdefault(user["id"], "member")
         message = self._message(user, chat_id, **content)
         self._push({"message": message})

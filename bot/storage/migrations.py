@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 
 from alembic.config import Config
@@ -21,7 +20,6 @@ def alembic_config(database_url: str) -> Config:
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # keep start-up logs readable
     command.upgrade(alembic_config(database_url), revision)
 
 

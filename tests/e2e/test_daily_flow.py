@@ -26,6 +26,13 @@ from tests.fake_telegram import FakeTelegram, Fault
 pytestmark = pytest.mark.e2e
 
 
+async def assert_each_sent_once(telegram: FakeTelegram, db_url: str, ids: list[int]) -> None:
+    """Every subscriber got exactly one daily message, and every delivery row says sent."""
+    assert daily_counts(telegram, ids) == dict.fromkeys(ids, 1)
+    rows = await deliveries(db_url)
+    assert len(rows) == len(ids) and {r.status for r in rows} == {"sent"}
+
+
 async def settle(seconds: float = 0.4) -> None:
     """Let the scheduler (ticking every 0.05 s) run several passes."""
     await asyncio.sleep(seconds)
@@ -172,9 +179,7 @@ async def test_restart_mid_broadcast_sends_the_rest_exactly_once(
         await settle()
     finally:
         await bot.stop()
-    assert daily_counts(telegram, ids) == dict.fromkeys(ids, 1)
-    rows = await deliveries(db_url)
-    assert len(rows) == len(ids) and {r.status for r in rows} == {"sent"}
+    await assert_each_sent_once(telegram, db_url, ids)
 
 
 async def test_faults_429_5xx_and_blocked_users(
@@ -229,6 +234,4 @@ async def test_300_subscribers_each_get_exactly_one(
         await settle()
     finally:
         await bot.stop()
-    assert daily_counts(telegram, ids) == dict.fromkeys(ids, 1)
-    rows = await deliveries(db_url)
-    assert len(rows) == len(ids) and {r.status for r in rows} == {"sent"}
+    await assert_each_sent_once(telegram, db_url, ids)
