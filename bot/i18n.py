@@ -410,7 +410,8 @@ COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
 GROUP_COMMANDS = ("round", "quiz", "top", "feedback", "settings", "help")
 
 
-def t(lang: str, key: str, **values: object) -> str:
+def t(lang: str, key: str, /, **values: object) -> str:
+    # Positional-only: a placeholder may itself be named `lang` or `key` ({lang} in group_settings).
     entry = TEXTS[key]
     text = entry.get(lang) or entry["en"]
     return text.format(**values) if values else text

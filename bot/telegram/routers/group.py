@@ -66,7 +66,7 @@ async def may_manage(
     return member.status in ADMIN_STATUSES
 
 
-def _text(lang: str, key: str, **values: object) -> str:
+def _text(lang: str, key: str, /, **values: object) -> str:
     return Text(t(lang, key, **values)).as_html()
 
 

@@ -25,7 +25,7 @@ REPLIES = {
 }
 
 
-async def _say(message: Message, lang: str, key: str, **values: object) -> None:
+async def _say(message: Message, lang: str, key: str, /, **values: object) -> None:
     await message.answer(Text(t(lang, key, **values)).as_html())
 
 
