@@ -1,17 +1,48 @@
-"""Inline-button payloads; each packs to far fewer than Telegram's 64 bytes."""
+"""Inline-button payloads, all in one place; each packs to far fewer than Telegram's 64 bytes.
+
+Every field is bounded (levels and languages are enums, ids fit the database column), so forged
+or stale data fails `Callback.filter()` and falls through to the "outdated button" toast instead
+of reaching a handler or the database driver.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Annotated, Literal
+
 from aiogram.filters.callback_data import CallbackData
+from pydantic import Field
+
+from bot.content.schema import Level
+
+# A row id: primary keys are INTEGER columns, which PostgreSQL stores in 32 bits.
+RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 class LevelCallback(CallbackData, prefix="lvl"):
-    level: str
+    level: Level
 
 
 class LanguageCallback(CallbackData, prefix="lang"):
-    lang: str
+    lang: Literal["ru", "en"]
 
 
 class SkipCallback(CallbackData, prefix="skip"):
-    ask: int
+    ask: RowId
+
+
+class DailyAction(StrEnum):
+    time = "time"  # how to change the time
+    level = "level"  # show the level picker
+    set_level = "lvl"  # a level picked (with `value`)
+    weekdays = "wd"  # toggle weekdays only
+    off = "off"
+
+
+class DailyCallback(CallbackData, prefix="dly"):
+    action: DailyAction
+    value: Level | None = None  # with set_level only
+
+
+class RoundNextCallback(CallbackData, prefix="rnext"):
+    q: RowId  # round question id

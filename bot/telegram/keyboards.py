@@ -1,33 +1,50 @@
-"""Inline keyboards."""
+"""Inline keyboards of the private chat (the group round's "Next" lives with the rounds)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from aiogram.filters.callback_data import CallbackData
 from aiogram.types import InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.content.schema import Level
 from bot.i18n import t
-from bot.telegram.callbacks import LanguageCallback, LevelCallback, SkipCallback
+from bot.telegram.callbacks import (
+    DailyAction,
+    DailyCallback,
+    LanguageCallback,
+    LevelCallback,
+    SkipCallback,
+)
+
+
+def _mark(selected: bool) -> str:
+    return "• " if selected else ""
+
+
+def _add_levels(
+    builder: InlineKeyboardBuilder, current: str | None, payload: Callable[[Level], CallbackData]
+) -> None:
+    for level in Level:
+        text = _mark(level.value == current) + level.value
+        builder.button(text=text, callback_data=payload(level))
 
 
 def level_keyboard(current: str | None = None) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
-    for level in Level:
-        mark = "• " if level.value == current else ""
-        builder.button(text=f"{mark}{level.value}", callback_data=LevelCallback(level=level.value))
+    _add_levels(builder, current, lambda level: LevelCallback(level=level))
     builder.adjust(3)
     return builder.as_markup()
 
 
 def settings_keyboard(lang: str, level: str) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
-    for value in Level:
-        mark = "• " if value.value == level else ""
-        builder.button(text=f"{mark}{value.value}", callback_data=LevelCallback(level=value.value))
+    _add_levels(builder, level, lambda value: LevelCallback(level=value))
     for code in ("ru", "en"):
-        mark = "• " if code == lang else ""
         builder.button(
-            text=mark + t(lang, f"btn.lang.{code}"), callback_data=LanguageCallback(lang=code)
+            text=_mark(code == lang) + t(lang, f"btn.lang.{code}"),
+            callback_data=LanguageCallback(lang=code),
         )
     builder.adjust(3, 2)
     return builder.as_markup()
@@ -36,4 +53,27 @@ def settings_keyboard(lang: str, level: str) -> InlineKeyboardMarkup:
 def question_keyboard(lang: str, ask_id: int) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     builder.button(text=t(lang, "btn.skip"), callback_data=SkipCallback(ask=ask_id))
+    return builder.as_markup()
+
+
+def daily_keyboard(lang: str, weekdays_only: bool) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    weekdays = "btn.daily.weekdays_on" if weekdays_only else "btn.daily.weekdays_off"
+    for action, key in (
+        (DailyAction.time, "btn.daily.time"),
+        (DailyAction.level, "btn.daily.level"),
+        (DailyAction.weekdays, weekdays),
+        (DailyAction.off, "btn.daily.off"),
+    ):
+        builder.button(text=t(lang, key), callback_data=DailyCallback(action=action))
+    builder.adjust(2, 2)
+    return builder.as_markup()
+
+
+def daily_level_keyboard(current: str) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    _add_levels(
+        builder, current, lambda level: DailyCallback(action=DailyAction.set_level, value=level)
+    )
+    builder.adjust(3)
     return builder.as_markup()

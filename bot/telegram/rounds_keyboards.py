@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.i18n import t
-
-
-class RoundNextCallback(CallbackData, prefix="rnext"):
-    q: int  # round question id
+from bot.telegram.callbacks import RoundNextCallback
 
 
 def next_keyboard(lang: str, round_question_id: int) -> InlineKeyboardMarkup:

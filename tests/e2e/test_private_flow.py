@@ -161,11 +161,18 @@ async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProc
     # The question's own skip button is now out of date.
     callback = question["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
     telegram.press(user, question, callback)
-    for forged in ("lvl:expert", "garbage", "skip:abc", "lang:de"):
-        telegram.press(user, question, forged)
-    await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= 5, 30)
+    # Forged or stale payloads, including integers past any database column and a 40-digit one
+    # that once raised OverflowError in the driver and left the press unanswered.
+    forged = (
+        "lvl:expert", "garbage", "skip:abc", "lang:de", "skip:" + "9" * 40, "skip:0",
+        f"skip:{2**31}", "dly:zz:", "dly:lvl:", "dly:off:senior", "rnext:" + "9" * 40,
+    )  # fmt: skip
+    for data in forged:
+        telegram.press(user, question, data)
+    total = len(forged) + 1
+    await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= total, 30)
     texts = [p.get("text") for p in telegram.sent(method="answerCallbackQuery")]
-    assert texts.count("This button is out of date.") == 5
+    assert texts.count("This button is out of date.") == total
 
 
 async def test_two_quick_answers_grade_once(

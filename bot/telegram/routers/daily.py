@@ -7,24 +7,15 @@ from aiogram import F, Router
 from aiogram.enums import ChatMemberStatus, ChatType
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, ChatMemberUpdated, InlineKeyboardMarkup, Message
 from aiogram.utils.formatting import Text
-from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot.content.schema import Level
 from bot.i18n import t
 from bot.services.daily import DailyService, SubscriptionView
 from bot.services.interviews import UserView
 from bot.services.schedule import ScheduleError, format_local, parse_time, parse_timezone
-
-
-class DailyCallback(CallbackData, prefix="dly"):
-    action: str  # time | level | lvl | wd | off
-    value: str = ""
-
-
-ACTIONS = ("time", "level", "lvl", "wd", "off")
+from bot.telegram.callbacks import DailyAction, DailyCallback
+from bot.telegram.keyboards import daily_keyboard, daily_level_keyboard
 
 
 def _next_due(view: SubscriptionView, lang: str) -> str:
@@ -52,26 +43,7 @@ def _view_text(view: SubscriptionView | None, lang: str) -> Text:
 def _keyboard(view: SubscriptionView | None, lang: str) -> InlineKeyboardMarkup | None:
     if view is None or not view.active:
         return None
-    builder = InlineKeyboardBuilder()
-    builder.button(text=t(lang, "btn.daily.time"), callback_data=DailyCallback(action="time"))
-    builder.button(text=t(lang, "btn.daily.level"), callback_data=DailyCallback(action="level"))
-    key = "btn.daily.weekdays_on" if view.weekdays_only else "btn.daily.weekdays_off"
-    builder.button(text=t(lang, key), callback_data=DailyCallback(action="wd"))
-    builder.button(text=t(lang, "btn.daily.off"), callback_data=DailyCallback(action="off"))
-    builder.adjust(2, 2)
-    return builder.as_markup()
-
-
-def _level_keyboard(current: str) -> InlineKeyboardMarkup:
-    builder = InlineKeyboardBuilder()
-    for level in Level:
-        mark = "• " if level.value == current else ""
-        builder.button(
-            text=f"{mark}{level.value}",
-            callback_data=DailyCallback(action="lvl", value=level.value),
-        )
-    builder.adjust(3)
-    return builder.as_markup()
+    return daily_keyboard(lang, view.weekdays_only)
 
 
 async def _show(message: Message, view: SubscriptionView | None, lang: str) -> None:
@@ -125,30 +97,28 @@ def build_daily_router() -> Router:
         query: CallbackQuery, callback_data: DailyCallback, daily: DailyService, lang: str
     ) -> None:
         user_id = query.from_user.id
-        action, value = callback_data.action, callback_data.value
+        action, level = callback_data.action, callback_data.value
         view = await daily.view(user_id)
-        if action not in ACTIONS or view is None or not view.active:
+        needs_level = action is DailyAction.set_level
+        if view is None or not view.active or needs_level != (level is not None):
             await query.answer(t(lang, "outdated_button"))
             return
-        if action == "time":
+        if action is DailyAction.time:
             await query.answer()
             if query.message is not None:
                 await query.message.answer(Text(t(lang, "daily_time_hint")).as_html())
             return
-        if action == "level":
+        if action is DailyAction.level:
             await query.answer()
             if query.message is not None:
                 await query.message.answer(
                     Text(t(lang, "daily_pick_level")).as_html(),
-                    reply_markup=_level_keyboard(view.level),
+                    reply_markup=daily_level_keyboard(view.level),
                 )
             return
-        if action == "lvl":
-            if value not in Level.__members__:
-                await query.answer(t(lang, "outdated_button"))
-                return
-            view = await daily.update(user_id, level=value)
-        elif action == "wd":
+        if level is not None:  # set_level
+            view = await daily.update(user_id, level=level.value)
+        elif action is DailyAction.weekdays:
             view = await daily.update(user_id, weekdays_only=not view.weekdays_only)
         else:
             await daily.unsubscribe(user_id)

@@ -35,7 +35,7 @@ from bot.services.rounds import (
     StartOutcome,
     parse_round_args,
 )
-from bot.telegram.rounds_keyboards import RoundNextCallback
+from bot.telegram.callbacks import RoundNextCallback
 from bot.telegram.rounds_rendering import render_top
 from bot.telegram.rounds_runner import RoundRunner
 

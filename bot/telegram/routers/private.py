@@ -9,7 +9,6 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.chat_action import ChatActionSender
 from aiogram.utils.formatting import Bold, Text, as_list
 
-from bot.content.schema import Level
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserView
@@ -61,10 +60,7 @@ def build_private_router() -> Router:
     async def pick_level(
         query: CallbackQuery, callback_data: LevelCallback, interviews: InterviewService, lang: str
     ) -> None:
-        if callback_data.level not in Level.__members__:
-            await query.answer(t(lang, "outdated_button"))
-            return
-        user = await interviews.update_user(query.from_user.id, level=callback_data.level)
+        user = await interviews.update_user(query.from_user.id, level=callback_data.level.value)
         await query.answer(t(lang, "level_set", level=user.level)[:200])
         if query.message is not None:
             await query.message.answer(Text(t(lang, "level_set", level=user.level)).as_html())
@@ -76,9 +72,6 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         lang: str,
     ) -> None:
-        if callback_data.lang not in ("ru", "en"):
-            await query.answer(t(lang, "outdated_button"))
-            return
         user = await interviews.update_user(query.from_user.id, language=callback_data.lang)
         await query.answer(t(user.language, "language_set"))
         if query.message is not None:
