@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,10 +24,12 @@ from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
 from bot.services.stats import StatsService
 from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.inbox import UpdateInbox
 from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
+from bot.telegram.polling import InboxPoller
 from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 from bot.telegram.rounds_setup import attach_rounds
 from bot.telegram.routers import build_routers
@@ -134,12 +137,15 @@ async def run_polling(
         await recover(services.interviews, delivery)
         rounds.start_ticker()  # resumes group rounds left by a previous process
         daily.start()  # sends what fell due while the bot was down (within the grace window)
-        await dp.start_polling(
-            bot,
-            allowed_updates=dp.resolve_used_update_types(),
-            polling_timeout=settings.polling_timeout,
-            handle_signals=handle_signals,
+        poller = InboxPoller(
+            dp, bot, UpdateInbox(create_session_factory(services.engine)), settings.polling_timeout
         )
+        if handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, poller.stop)
+        log.info("polling")
+        await poller.run(dp.resolve_used_update_types())
     finally:
         await daily.close()  # finishes the daily messages in flight
         await rounds.close()

@@ -133,6 +133,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Уже оцениваю ваш предыдущий ответ на этот вопрос — это сообщение не засчитано.",
         "en": "I'm already grading your previous answer to this question, so this message was not counted.",
     },
+    "not_yet_asked": {
+        "ru": "Этот ответ пришёл раньше следующего вопроса, поэтому не засчитан: предыдущий ответ уже принят. Дождитесь вопроса и ответьте на него.",
+        "en": "This message was written before the next question arrived, so it was not counted: your previous answer was already taken. Wait for the question and answer it.",
+    },
     "already_answered": {
         "ru": "На этот вопрос вы уже ответили. Ответ засчитывается один раз.",
         "en": "You have already answered this question. Each answer is graded once.",

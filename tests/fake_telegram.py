@@ -129,6 +129,9 @@ class FakeTelegram:
     global_rate: int | None = None
     reactions: dict[tuple[int, int], list[dict[str, Any]]] = field(default_factory=dict)
     polls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Every getUpdates call's offset, and every update id handed out (again after a restart).
+    poll_offsets: list[int] = field(default_factory=list)
+    handed_out: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._sent_times: collections.deque[float] = collections.deque()
@@ -570,6 +573,7 @@ class FakeTelegram:
     async def _m_getupdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
+        self.poll_offsets.append(offset)  # what each getUpdates confirmed (0: nothing)
         if offset:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
         allowed = params.get("allowed_updates")
@@ -577,7 +581,9 @@ class FakeTelegram:
         while True:
             ready = [u for u in self.updates if not allowed or any(k in u for k in allowed)]
             if ready or time.monotonic() >= deadline:
-                return ready[: int(params.get("limit") or 100)]
+                batch = ready[: int(params.get("limit") or 100)]
+                self.handed_out.extend(u["update_id"] for u in batch)
+                return batch
             self._new_update.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())

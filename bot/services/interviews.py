@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
@@ -36,6 +37,7 @@ class Outcome(StrEnum):
     already_answered = "already_answered"
     skipped = "skipped"
     duplicate = "duplicate"  # the same Telegram message delivered again after a restart
+    not_yet_asked = "not_yet_asked"  # written before the next question reached the chat
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class StartResult:
     level: str
     count: int
     replaced: bool
+    replayed: bool = False  # the same /interview message handled again after a restart
 
 
 def language_from_code(code: str | None) -> str:
@@ -104,10 +107,22 @@ class InterviewService:
     # --- interviews --------------------------------------------------------------------------
 
     async def start(
-        self, user_id: int, chat_id: int, level: str | None = None, count: int | None = None
+        self,
+        user_id: int,
+        chat_id: int,
+        level: str | None = None,
+        count: int | None = None,
+        message_id: int | None = None,
     ) -> StartResult | None:
+        """Start an interview; `message_id` is the command's, so handling it twice starts one."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
+            if message_id is not None:
+                same = await repo.interviews.started_by(user_id, message_id)
+                if same is not None:
+                    return StartResult(
+                        same.id, same.level, len(same.question_ids), False, replayed=True
+                    )
             user = await repo.users.get(user_id)
             chosen_level = Level(level or (user.level if user else "junior")).value
             wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
@@ -128,6 +143,7 @@ class InterviewService:
                 level=chosen_level,
                 question_ids=[q.id for q in questions],
                 position=0,
+                started_by=message_id,
             )
             session.add(interview)
             await session.flush()
@@ -167,7 +183,15 @@ class InterviewService:
             interview.status, interview.finished_at = "finishing", utcnow()
             return True
 
-    async def skip(self, user_id: int, chat_id: int, ask_id: int | None = None) -> Outcome:
+    async def skip(
+        self,
+        user_id: int,
+        chat_id: int,
+        ask_id: int | None = None,
+        message_id: int | None = None,
+    ) -> Outcome:
+        """Skip the question of the button `ask_id`, or the one shown before the /skip
+        message `message_id` (so /skip handled twice does not skip the next one too)."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
             if ask_id is not None:
@@ -175,7 +199,7 @@ class InterviewService:
                 if ask is None or ask.user_id != user_id:
                     return Outcome.no_question
             else:
-                ask = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
                 if ask is None:
                     return Outcome.no_question
             if ask.status != "open":
@@ -211,10 +235,15 @@ class InterviewService:
                         return Outcome.already_answered, None
                     ask = target
             if ask is None:
-                ask = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+                # Only a question the person could see when writing: never one whose message
+                # is still unsent (it would then never be sent) or arrived after this message.
+                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
             if ask is None:
                 grading = await repo.asked.latest_with_status(user_id, chat_id, ("grading",))
-                return (Outcome.busy if grading else Outcome.no_question), None
+                if grading is not None:
+                    return Outcome.busy, None
+                pending = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+                return (Outcome.not_yet_asked if pending else Outcome.no_question), None
             if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
                 return Outcome.too_short, None
             if not await repo.asked.claim(ask.id):
@@ -346,6 +375,15 @@ class InterviewService:
             weakest_topics=weakest,
             scores=scores,
         )
+
+    async def begin_send(self, item: QuestionItem) -> None:
+        """Count a send of the question message before it goes out (see send_attempts)."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(AskedQuestion)
+                .where(AskedQuestion.id == item.ask_id)
+                .values(send_attempts=AskedQuestion.send_attempts + 1)
+            )
 
     async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:
         async with self.sessions() as session, session.begin():

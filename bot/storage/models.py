@@ -60,6 +60,9 @@ class Interview(Base):
     status: Mapped[str] = mapped_column(String(12), default="active")  # active|finished|stopped
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The /interview message that started it: handled again after a restart, it finds this
+    # interview instead of starting another.
+    started_by: Mapped[int | None] = mapped_column(BigInteger)
 
     __table_args__ = (Index("ix_interviews_user_status", "user_id", "status"),)
 
@@ -78,6 +81,9 @@ class AskedQuestion(Base):
     )
     position: Mapped[int] = mapped_column(Integer, default=0)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # Counted before each send of the question message: above 1, an earlier send may have
+    # reached the chat without its message id being recorded (a kill in between).
+    send_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # open -> grading -> answered, or open -> skipped / closed
     status: Mapped[str] = mapped_column(String(12), default="open")
     asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -280,3 +286,15 @@ class DailyDelivery(Base):
         Index("ix_daily_deliveries_status_due", "status", "due_at"),
         Index("ix_daily_deliveries_claim_token", "claim_token"),
     )
+
+
+class ReceivedUpdate(Base):
+    """An update from Telegram, stored before Telegram is told it was received (the next
+    getUpdates' offset), so a kill at any point leaves it here to be handled on restart."""
+
+    __tablename__ = "received_updates"
+
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[str] = mapped_column(Text)  # the update as Telegram sent it (JSON)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    handled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
@@ -35,6 +35,12 @@ class InterviewRepo:
 
     async def get(self, interview_id: int) -> Interview | None:
         return await self.session.get(Interview, interview_id)
+
+    async def started_by(self, user_id: int, message_id: int) -> Interview | None:
+        stmt = select(Interview).where(
+            Interview.user_id == user_id, Interview.started_by == message_id
+        )
+        return await self.session.scalar(stmt.limit(1))
 
     async def active_for(self, user_id: int) -> Interview | None:
         stmt = (
@@ -79,6 +85,25 @@ class AskedRepo:
             .limit(1)
         )
         return await self.session.scalar(stmt)
+
+    async def latest_shown_open(
+        self, user_id: int, chat_id: int, before_message: int | None
+    ) -> AskedQuestion | None:
+        """The newest open question whose message reached the chat before `before_message`
+        (message ids grow in a chat): the one a person writing that message had seen."""
+        stmt = select(AskedQuestion).where(
+            AskedQuestion.user_id == user_id,
+            AskedQuestion.chat_id == chat_id,
+            AskedQuestion.status == "open",
+            AskedQuestion.message_id.is_not(None),
+        )
+        if before_message is not None:
+            # A failed send is stored as a negative placeholder id and stays answerable; so is
+            # a question sent again after a kill, whose first copy the person may have seen.
+            stmt = stmt.where(
+                or_(AskedQuestion.message_id < before_message, AskedQuestion.send_attempts > 1)
+            )
+        return await self.session.scalar(stmt.order_by(AskedQuestion.id.desc()).limit(1))
 
     async def claim(self, ask_id: int) -> bool:
         """open -> grading, atomically: only one of two racing answers wins."""

@@ -36,6 +36,7 @@ class Delivery:
     async def _send(self, item: OutboxItem, lang: str) -> int | None:
         try:
             if isinstance(item, QuestionItem):
+                await self.interviews.begin_send(item)
                 message = await self.bot.send_message(
                     item.chat_id,
                     render_question(item, lang).as_html(),

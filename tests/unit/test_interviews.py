@@ -57,13 +57,13 @@ async def test_racing_answers_grade_once(sessions, bank: QuestionBank, scoring) 
     await service.start(2, 2, "junior", 2)
     await deliver(service, 2)
     results = await asyncio.gather(
-        service.submit(2, 2, "backward adds gradients into .grad every time", 1),
-        service.submit(2, 2, "zero_grad clears the accumulated gradients", 2),
+        service.submit(2, 2, "backward adds gradients into .grad every time", 20_001),
+        service.submit(2, 2, "zero_grad clears the accumulated gradients", 20_002),
     )
     outcomes = sorted(o for o, _ in results)
     assert outcomes == sorted([Outcome.graded, Outcome.busy])
     # The same Telegram message delivered again after a restart is ignored (whichever won).
-    winner = 1 + [o for o, _ in results].index(Outcome.graded)
+    winner = 20_001 + [o for o, _ in results].index(Outcome.graded)
     assert (await service.submit(2, 2, "backward adds gradients into .grad", winner))[
         0
     ] is Outcome.duplicate
@@ -119,3 +119,68 @@ async def test_restart_recovers_an_answer_stored_but_not_graded(
     assert await fresh.recover() == [4]
     items = await deliver(fresh, 4)
     assert [type(i) for i in items] == [FeedbackItem, QuestionItem]
+
+
+async def test_a_burst_is_never_graded_against_an_unsent_question(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    """Two messages sent before the next question arrives: the second is not graded against
+    that question (the person never saw it), and the question is still sent afterwards."""
+    service = make(sessions, bank, scoring)
+    await service.ensure_user(5, "en")
+    await service.start(5, 5, "junior", 2)
+    (first,) = await deliver(service, 5)  # question 1 is message 10_000
+    assert (await service.submit(5, 5, "backward accumulates gradients into .grad", 10_001))[
+        0
+    ] is Outcome.graded
+    # Question 2 exists now but is not sent yet; the second message of the burst comes in.
+    second_of_burst = await service.submit(5, 5, "and zero_grad resets them every step", 10_002)
+    assert second_of_burst == (Outcome.not_yet_asked, None)
+    feedback, question = await deliver(service, 5)  # question 2 is message 10_001 in `deliver`
+    assert isinstance(feedback, FeedbackItem) and feedback.question.id == first.question.id
+    assert isinstance(question, QuestionItem) and question.position == 2
+    # A message older than question 2's message is not an answer to it either.
+    assert (await service.submit(5, 5, "one more thought on the first question", 10_000))[
+        0
+    ] is Outcome.not_yet_asked
+    outcome, _ = await service.submit(5, 5, question.question.answer.en, 10_050)
+    assert outcome is Outcome.graded
+    feedback2, summary = await deliver(service, 5)
+    assert isinstance(feedback2, FeedbackItem) and feedback2.question.id == question.question.id
+    assert isinstance(summary, SummaryItem) and summary.answered == 2
+
+
+async def test_commands_handled_twice_act_once(sessions, bank: QuestionBank, scoring) -> None:
+    """After a restart an update may be handled again: /interview and /skip must not act twice."""
+    service = make(sessions, bank, scoring)
+    await service.ensure_user(6, "en")
+    started = await service.start(6, 6, "middle", 3, message_id=500)
+    again = await service.start(6, 6, "middle", 3, message_id=500)
+    assert started is not None and again is not None
+    assert again.replayed and again.interview_id == started.interview_id and not again.replaced
+    await deliver(service, 6)  # message 10_000
+    assert await service.skip(6, 6, message_id=10_001) is Outcome.skipped
+    (second,) = await deliver(service, 6)  # message 10_000 + 0 again in `deliver`: renumber
+    async with sessions() as session, session.begin():
+        ask = await session.get(AskedQuestion, second.ask_id)
+        assert ask is not None
+        ask.message_id = 10_002  # sent after the /skip message
+    assert await service.skip(6, 6, message_id=10_001) is Outcome.no_question
+    assert await service.skip(6, 6, message_id=10_003) is Outcome.skipped
+
+
+async def test_a_question_sent_again_after_a_kill_takes_an_answer_to_its_first_copy(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    """Killed between Telegram taking the question and the bot recording its id, the bot sends
+    it again after the restart; the answer the person wrote to the first copy still counts."""
+    service = make(sessions, bank, scoring)
+    await service.ensure_user(7, "en")
+    await service.start(7, 7, "junior", 1)
+    (question,) = await service.outbox(7)
+    assert isinstance(question, QuestionItem)
+    await service.begin_send(question)  # the first copy went out; then the process died
+    await service.begin_send(question)  # the restarted process sends it again
+    await service.mark_sent(question, 20_000)
+    outcome, _ = await service.submit(7, 7, question.question.answer.en, 19_990)
+    assert outcome is Outcome.graded

@@ -21,6 +21,7 @@ REPLIES = {
     Outcome.too_short: "too_short",
     Outcome.busy: "busy",
     Outcome.already_answered: "already_answered",
+    Outcome.not_yet_asked: "not_yet_asked",
 }
 
 
@@ -94,9 +95,14 @@ def build_private_router() -> Router:
         except UsageError:
             await _say(message, lang, "interview_usage", max=MAX_COUNT)
             return
-        started = await interviews.start(user.id, message.chat.id, level, count)
+        started = await interviews.start(
+            user.id, message.chat.id, level, count, message.message_id
+        )
         if started is None:
             await _say(message, lang, "no_questions", level=level or user.level)
+            return
+        if started.replayed:  # handled again after a restart: resume, do not start over
+            await delivery.flush(user.id, lang)
             return
         lines = [t(lang, "interview_started", count=started.count, level=started.level)]
         if started.replaced:
@@ -112,7 +118,7 @@ def build_private_router() -> Router:
         user: UserView,
         lang: str,
     ) -> None:
-        outcome = await interviews.skip(user.id, message.chat.id)
+        outcome = await interviews.skip(user.id, message.chat.id, message_id=message.message_id)
         await _say(message, lang, "skipped" if outcome is Outcome.skipped else "no_question")
         await delivery.flush(user.id, lang)
 
