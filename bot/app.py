@@ -30,7 +30,7 @@ from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
 from bot.telegram.polling import InboxPoller
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
+from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket, bulk_sends
 from bot.telegram.rounds_setup import attach_rounds
 from bot.telegram.routers import build_routers
 
@@ -135,8 +135,9 @@ async def run_polling(
         log.info("running as @%s", me.username)
         await set_commands(bot)
         await recover(services.interviews, delivery)
-        rounds.start_ticker()  # resumes group rounds left by a previous process
-        daily.start()  # sends what fell due while the bot was down (within the grace window)
+        with bulk_sends():  # their tasks' sends wait behind replies to people who just wrote
+            rounds.start_ticker()  # resumes group rounds left by a previous process
+            daily.start()  # sends what fell due while the bot was down (within the grace window)
         poller = InboxPoller(
             dp, bot, UpdateInbox(create_session_factory(services.engine)), settings.polling_timeout
         )

@@ -2,13 +2,22 @@
 
 Installed as an aiogram session request middleware inside RetryMiddleware, so every request and
 every retry of it takes a token; getUpdates does not (it sends nothing to users).
+
+Sends have a priority: a reply to a person who just wrote goes ahead of bulk work (daily
+broadcasts, group-round questions and results), which marks itself with `bulk_sends()`. Within
+one priority, waiters are served in arrival order; the global rate holds for both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
+import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
+from enum import IntEnum
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import (
@@ -21,8 +30,26 @@ from aiogram.methods.base import TelegramType
 UNLIMITED_METHODS = frozenset({"GetUpdates", "GetMe", "DeleteWebhook", "Close", "LogOut"})
 
 
+class Priority(IntEnum):
+    interactive = 0  # lower is served first
+    bulk = 1
+
+
+_priority: ContextVar[Priority] = ContextVar("send_priority", default=Priority.interactive)
+
+
+@contextlib.contextmanager
+def bulk_sends() -> Iterator[None]:
+    """Sends made here, and in tasks created here, wait behind interactive ones."""
+    token = _priority.set(Priority.bulk)
+    try:
+        yield
+    finally:
+        _priority.reset(token)
+
+
 class TokenBucket:
-    """`rate` tokens a second, at most `capacity` saved up. Waiters are served in order."""
+    """`rate` tokens a second, at most `capacity` saved up; the most urgent waiter first."""
 
     def __init__(
         self,
@@ -39,20 +66,36 @@ class TokenBucket:
         self.sleep = sleep
         self._tokens = capacity
         self._stamp = clock()
-        self._lock = asyncio.Lock()
+        self._order = itertools.count()
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._server: asyncio.Task[None] | None = None
 
     def _refill(self) -> None:
         now = self.clock()
         self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
-    async def acquire(self) -> None:
-        async with self._lock:  # FIFO: asyncio.Lock wakes waiters in arrival order
+    async def acquire(self, priority: Priority | None = None) -> None:
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        rank = _priority.get() if priority is None else priority
+        heapq.heappush(self._waiters, (rank, next(self._order), turn))
+        if self._server is None or self._server.done():
+            self._server = asyncio.create_task(self._serve())
+        await turn
+
+    async def _serve(self) -> None:
+        """Hands out tokens one at a time to the head of the queue, re-read after each wait,
+        so an interactive waiter that arrives during a wait is served next."""
+        while self._waiters:
+            if self._waiters[0][2].done():  # its sender was cancelled
+                heapq.heappop(self._waiters)
+                continue
             self._refill()
-            while self._tokens < 1 - 1e-9:  # the tolerance stops float crumbs from spinning
-                await self.sleep((1 - self._tokens) / self.rate)
-                self._refill()
-            self._tokens = max(0.0, self._tokens - 1)
+            if self._tokens >= 1 - 1e-9:  # the tolerance stops float crumbs from spinning
+                self._tokens = max(0.0, self._tokens - 1)
+                heapq.heappop(self._waiters)[2].set_result(None)
+                continue
+            await self.sleep((1 - self._tokens) / self.rate)
 
 
 class RateLimitMiddleware(BaseRequestMiddleware):

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.config import load_settings
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
+from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket, bulk_sends
 
 
 class FakeTime:
@@ -77,3 +77,31 @@ def test_settings_defaults_and_limits() -> None:
     assert settings.daily_grace_hours == 3
     assert settings.send_rate == 25
     assert load_settings(send_rate="29.5", daily_tick_seconds="1").send_rate == 29.5
+
+
+async def test_a_reply_to_a_person_goes_ahead_of_bulk_sends() -> None:
+    """Daily broadcasts and round results queue behind a reply to someone who just wrote,
+    and the global rate still holds for both."""
+    fake = FakeTime()
+    bucket = TokenBucket(2, clock=fake.clock, sleep=fake.sleep)
+    served: list[tuple[str, float]] = []
+
+    async def send(name: str) -> None:
+        await bucket.acquire()
+        served.append((name, fake.now))
+
+    async def broadcast() -> None:
+        with bulk_sends():
+            await asyncio.gather(*(send(f"bulk{i}") for i in range(6)))
+
+    bulk = asyncio.create_task(broadcast())
+    while len(served) < 2:  # the broadcast is under way, four sends still waiting
+        await asyncio.sleep(0)
+    waiting = {f"bulk{i}" for i in range(6)} - {name for name, _ in served}
+    await send("reply")
+    await bulk
+    names = [name for name, _ in served]
+    # At most the send whose token was already being waited for goes before the reply.
+    assert len(waiting) >= 3 and len(waiting & set(names[: names.index("reply")])) <= 1, names
+    stamps = [at for _, at in served]
+    assert stamps == sorted(stamps) and stamps[-1] == pytest.approx(6 / 2)
