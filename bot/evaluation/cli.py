@@ -67,12 +67,20 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         if not args.no_baseline:
             results["cosine"] = evaluate(dataset, lambda s: grade_with_cosine(encoder, bank, s))
         if args.ablation:
-            has_bank = any(s.question_id for s in dataset.samples)
-            variants = BANK_ABLATION if has_bank else REFERENCE_ABLATION
-            for name, options in variants.items():
-                g = Grader(encoder, list(bank), options) if has_bank else grader
-                r = reference if has_bank else ReferenceGrader(encoder, list(bank), options)  # type: ignore[arg-type]
-                results[name] = evaluate(dataset, lambda s, g=g, r=r: grade_with(g, r, bank, s))
+            if any(s.question_id for s in dataset.samples):
+                variants = [
+                    (name, Grader(encoder, list(bank), options), reference)
+                    for name, options in BANK_ABLATION.items()
+                ]
+            else:
+                variants = [
+                    (name, grader, ReferenceGrader(encoder, list(bank), options))
+                    for name, options in REFERENCE_ABLATION.items()
+                ]
+            for name, g, r in variants:
+                results[name] = evaluate(
+                    dataset, lambda s, g=g, r=r: grade_with(g, r, bank, s)  # type: ignore[misc]
+                )
         print(table(dataset, results))
         print(f"grader time: {took:.1f} s ({1000 * took / len(dataset.samples):.0f} ms/answer)\n")
         report[dataset.name] = results

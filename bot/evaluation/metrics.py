@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     a, b = np.asarray(x, float), np.asarray(y, float)
     if len(a) < 2 or a.std() == 0 or b.std() == 0:
         return float("nan")

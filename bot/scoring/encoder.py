@@ -95,7 +95,7 @@ class Encoder:
                 fresh = dict(zip(missing, vectors.astype(np.float32), strict=True))
                 if remember and len(self._cache) + len(fresh) <= self._cache_size:
                     self._cache.update(fresh)
-            rows = [self._cache.get(t) if t in self._cache else fresh[t] for t in texts]
+            rows = [self._cache[t] if t in self._cache else fresh[t] for t in texts]
         if not rows:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack(rows)

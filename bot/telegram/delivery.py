@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
+from aiogram.types import ReplyParameters
 
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
@@ -68,9 +69,7 @@ class Delivery:
             raise
 
 
-def _reply(message_id: int | None):
-    from aiogram.types import ReplyParameters
-
+def _reply(message_id: int | None) -> ReplyParameters | None:
     if message_id is None:
         return None
     return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)

@@ -124,7 +124,7 @@ def build_daily_router() -> Router:
             await daily.unsubscribe(user_id)
             view = await daily.view(user_id)
         await query.answer()
-        if query.message is not None:
+        if isinstance(query.message, Message):  # not an inaccessible (too old) message
             try:
                 await query.message.edit_text(
                     _view_text(view, lang).as_html(), reply_markup=_keyboard(view, lang)
