@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level, Question
 from bot.services.daily_choice import choose_daily_question
@@ -32,10 +33,8 @@ from bot.storage.models import (
     DailyDelivery,
     DailySubscription,
     User,
-    utcnow,
 )
 
-Clock = Callable[[], datetime]
 # Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
 DELIVERIES = DailyDelivery.__table__
 SUBSCRIPTIONS = DailySubscription.__table__
@@ -49,11 +48,6 @@ MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses o
 REASON_MISSED = "missed: the bot was not running within the grace window"
 REASON_INTERRUPTED = "interrupted: the process stopped mid-send; not resent to avoid a duplicate"
 REASON_BLOCKED = "blocked: the user blocked the bot"
-
-
-def aware(value: datetime) -> datetime:
-    """SQLite hands datetimes back naive; every stored one is UTC."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

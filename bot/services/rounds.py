@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TypeVar
 
@@ -21,6 +21,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
@@ -43,12 +44,10 @@ from bot.storage.models import (
     RoundFeedbackOptIn,
     RoundQuestion,
     User,
-    utcnow,
 )
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
 T = TypeVar("T")
 
 DEFAULT_QUESTIONS = 5
@@ -139,13 +138,6 @@ class GroupView:
     level: str
     allow_everyone: bool
     active: bool
-
-
-def aware(value: datetime | None) -> datetime | None:
-    """SQLite returns naive datetimes; everything here is UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def ranks(values: Sequence[float]) -> list[int]:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.clock import utcnow
 from bot.storage.models import (
     Answer,
     DailyDelivery,
@@ -17,7 +18,6 @@ from bot.storage.models import (
     Interview,
     Round,
     User,
-    utcnow,
 )
 
 HARDEST_MIN_ANSWERS = 3  # fewer graded answers say little about a question

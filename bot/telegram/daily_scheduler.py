@@ -17,12 +17,12 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.utils.formatting import Bold, Italic, Text, as_list
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.clock import Clock, utcnow
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.i18n import t
-from bot.services.daily import Clock, DailyJob, DailyService, Outcome
+from bot.services.daily import DailyJob, DailyService, Outcome
 from bot.storage.engine import create_session_factory
-from bot.storage.models import utcnow
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
