@@ -416,9 +416,6 @@ class DailyService:
     async def mark_sent(self, job: DailyJob, message_id: int) -> None:
         await self.record([Outcome(job, message_id=message_id)])
 
-    async def mark_failed(self, job: DailyJob, reason: str, deactivate: bool = False) -> None:
-        await self.record([Outcome(job, reason=reason, deactivate=deactivate)])
-
     async def record(self, outcomes: Sequence[Outcome]) -> None:
         """Settle sent or failed deliveries in one transaction. A sent one becomes an asked
         question (answers route to it like an interview question). The claim's token proves
@@ -500,10 +497,6 @@ class DailyService:
                 select(DailyDelivery.status, func.count()).group_by(DailyDelivery.status)
             )
             return {status: int(n) for status, n in rows}
-
-    async def streak(self, user_id: int) -> int:
-        async with self.sessions() as session:
-            return await streak(session, user_id)
 
 
 async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str, Any]]) -> int:

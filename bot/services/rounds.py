@@ -418,13 +418,6 @@ class RoundService:
                 chats.add(chat_id)
         return sorted(chats)
 
-    async def next_deadline(self) -> datetime | None:
-        async with self.sessions() as session:
-            value = await session.scalar(
-                select(func.min(RoundQuestion.deadline)).where(RoundQuestion.status == "open")
-            )
-        return aware(value)
-
     # --- answers -----------------------------------------------------------------------------
 
     async def question_state(self, chat_id: int, message_id: int) -> str | None:

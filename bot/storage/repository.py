@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
+from bot.storage.models import Answer, AskedQuestion, Interview, User
 
 
 class UserRepo:
@@ -160,7 +160,3 @@ class Repo:
         self.interviews = InterviewRepo(session)
         self.asked = AskedRepo(session)
         self.answers = AnswerRepo(session)
-
-    @staticmethod
-    def now():
-        return utcnow()

@@ -102,10 +102,6 @@ class DailyScheduler:
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="daily-scheduler")
 
-    def wake(self) -> None:
-        """Run a pass now (tests that move the clock; a new subscription due at once)."""
-        self._wake.set()
-
     async def close(self, timeout: float = 20.0) -> None:
         """Stop claiming, finish the messages in flight, hand unsent claims back."""
         self._stopping.set()
