@@ -28,7 +28,7 @@ from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
 from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
-from bot.telegram.rounds_setup import attach_rounds
+from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
 
 log = logging.getLogger(__name__)

@@ -35,9 +35,9 @@ from bot.services.rounds import (
     StartOutcome,
     parse_round_args,
 )
-from bot.telegram.rounds_keyboards import RoundNextCallback
-from bot.telegram.rounds_rendering import render_top
-from bot.telegram.rounds_runner import RoundRunner
+from bot.telegram.rounds.keyboards import RoundNextCallback
+from bot.telegram.rounds.rendering import render_top
+from bot.telegram.rounds.runner import RoundRunner
 
 GROUP_TYPES = {ChatType.GROUP, ChatType.SUPERGROUP}
 QUIZ_MAX_SECONDS = 600  # Telegram's open_period limit for polls

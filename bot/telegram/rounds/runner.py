@@ -28,9 +28,9 @@ from bot.services.rounds_items import (
     RoundQuestionItem,
 )
 from bot.telegram.rendering import render_feedback
-from bot.telegram.rounds_keyboards import next_keyboard
-from bot.telegram.rounds_limiter import GroupLimiter
-from bot.telegram.rounds_rendering import (
+from bot.telegram.rounds.keyboards import next_keyboard
+from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.rounds.rendering import (
     render_leaderboard,
     render_results,
     render_round_question,
