@@ -20,7 +20,7 @@ from bot.i18n import t
 from bot.services.outbox import FeedbackItem
 from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
 from bot.services.rounds import RoundService
-from bot.services.rounds_items import (
+from bot.services.rounds.items import (
     GroupItem,
     LeaderboardItem,
     PrivateFeedbackItem,
