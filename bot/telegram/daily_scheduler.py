@@ -1,5 +1,5 @@
 """Sends due daily questions: a loop that claims small batches and sends them under the global
-rate limit. All state is in the database (bot/services/daily.py); this side only talks to
+rate limit. All state is in the database (bot/services/daily/); this side only talks to
 Telegram and records each outcome."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Daily questions: subscriptions, due deliveries, atomic claims, outcomes and streaks.
+"""The daily delivery queue: due rows, atomic claims, sending, outcomes.
 
 Every delivery is a row, unique per (user, local date), so no process and no restart can make a
 second one for the same day. A row moves pending -> claimed -> sending -> sent | failed, each
@@ -11,36 +11,23 @@ The clock is injected everywhere, so tests move time instead of waiting for it.
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.clock import Clock, aware, utcnow
-from bot.content.loader import QuestionBank
-from bot.content.schema import Level, Question
-from bot.services.daily_choice import choose_daily_question
-from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
-from bot.storage.models import (
-    Answer,
-    AskedQuestion,
-    DailyDelivery,
-    DailySubscription,
-    User,
-)
+from bot.clock import aware
+from bot.content.schema import Question
+from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
+from bot.services.daily.choice import choose_daily_question
+from bot.services.schedule import local_date, next_due, parse_time
+from bot.storage.models import Answer, AskedQuestion, DailyDelivery, DailySubscription, User
 
-# Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
-DELIVERIES = DailyDelivery.__table__
-SUBSCRIPTIONS = DailySubscription.__table__
-ASKS = AskedQuestion.__table__
-
-DEFAULT_GRACE = timedelta(hours=3)
 CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
 SENDING_STALE = timedelta(minutes=15)  # tried, outcome unknown: recorded as failed
 MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses only
@@ -48,21 +35,6 @@ MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses o
 REASON_MISSED = "missed: the bot was not running within the grace window"
 REASON_INTERRUPTED = "interrupted: the process stopped mid-send; not resent to avoid a duplicate"
 REASON_BLOCKED = "blocked: the user blocked the bot"
-
-
-@dataclass(frozen=True)
-class SubscriptionView:
-    user_id: int
-    chat_id: int
-    local_time: str
-    timezone: str
-    level: str  # effective: the subscription's, else the user's
-    own_level: bool  # the subscription fixes its level
-    weekdays_only: bool
-    active: bool
-    next_due_at: datetime | None
-    streak: int
-    timezone_given: bool = True  # False: defaulted to UTC on this call (hint the user)
 
 
 @dataclass(frozen=True)
@@ -87,103 +59,7 @@ class Outcome:
     deactivate: bool = False  # the user blocked the bot: stop the subscription
 
 
-class DailyService:
-    def __init__(
-        self,
-        sessions: async_sessionmaker[AsyncSession],
-        bank: QuestionBank,
-        clock: Clock = utcnow,
-        grace: timedelta = DEFAULT_GRACE,
-        rng: random.Random | None = None,
-    ):
-        self.sessions = sessions
-        self.bank = bank
-        self.clock = clock
-        self.grace = grace
-        self.rng = rng or random.Random()
-
-    def now(self) -> datetime:
-        return aware(self.clock()).astimezone(UTC)
-
-    # --- subscriptions -------------------------------------------------------------------------
-
-    async def subscribe(
-        self, user_id: int, chat_id: int, at: time, tz: str | None
-    ) -> SubscriptionView:
-        """Subscribe or change the time; `tz` None keeps the remembered timezone (else UTC).
-        Raises ScheduleError for a timezone parse_timezone does not accept."""
-        now = self.now()
-        tz = parse_timezone(tz) if tz is not None else None
-        async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
-            given = tz is not None or sub is not None
-            if sub is None:
-                sub = DailySubscription(user_id=user_id, timezone=tz or "UTC")
-                session.add(sub)
-            elif tz is not None:
-                sub.timezone = tz
-            sub.chat_id = chat_id
-            sub.local_time = at.strftime("%H:%M")
-            sub.active, sub.stopped_reason, sub.updated_at = True, None, now
-            if sub.weekdays_only is None:
-                sub.weekdays_only = False
-            sub.next_due_at = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
-            await session.flush()
-            view = await self._view(session, sub)
-        return SubscriptionView(**{**view.__dict__, "timezone_given": given})
-
-    async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
-        async with self.sessions() as session, session.begin():
-            result = await session.execute(
-                update(SUBSCRIPTIONS)
-                .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
-                .values(active=False, stopped_reason=reason, updated_at=self.now())
-            )
-            return result.rowcount == 1  # type: ignore[attr-defined]
-
-    async def view(self, user_id: int) -> SubscriptionView | None:
-        async with self.sessions() as session:
-            sub = await session.get(DailySubscription, user_id)
-            return await self._view(session, sub) if sub is not None else None
-
-    async def update(
-        self, user_id: int, *, level: str | None = None, weekdays_only: bool | None = None
-    ) -> SubscriptionView | None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
-            if sub is None:
-                return None
-            if level is not None:
-                sub.level = Level(level).value
-            if weekdays_only is not None:
-                sub.weekdays_only = weekdays_only
-                if sub.active:
-                    sub.next_due_at = next_due(
-                        now, parse_time(sub.local_time), sub.timezone, weekdays_only
-                    )
-            sub.updated_at = now
-            await session.flush()
-            return await self._view(session, sub)
-
-    async def _view(self, session: AsyncSession, sub: DailySubscription) -> SubscriptionView:
-        user = await session.get(User, sub.user_id)
-        level = sub.level or (user.level if user else "junior")
-        return SubscriptionView(
-            user_id=sub.user_id,
-            chat_id=sub.chat_id,
-            local_time=sub.local_time,
-            timezone=sub.timezone,
-            level=level,
-            own_level=sub.level is not None,
-            weekdays_only=bool(sub.weekdays_only),
-            active=bool(sub.active),
-            next_due_at=aware(sub.next_due_at) if sub.next_due_at and sub.active else None,
-            streak=await streak(session, sub.user_id),
-        )
-
-    # --- the schedule ------------------------------------------------------------------------
-
+class DeliveryQueueMixin(DailyBase):
     async def materialize(self, batch: int = 2000) -> int:
         """Turn due subscriptions into delivery rows; a due time further back than the grace
         window becomes a failed row with its reason. Returns the number of rows written."""
@@ -478,19 +354,6 @@ class DailyService:
                         .values(active=False, stopped_reason=reason, updated_at=now)
                     )
 
-    async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
-        """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
-        async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(DELIVERIES)
-                .where(
-                    DailyDelivery.user_id == user_id,
-                    DailyDelivery.status.in_(("pending", "claimed")),
-                )
-                .values(status="failed", reason=reason)
-            )
-        return await self.unsubscribe(user_id, reason)
-
     async def status_counts(self) -> dict[str, int]:
         async with self.sessions() as session:
             rows = await session.execute(
@@ -511,47 +374,3 @@ async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str
         ids = await session.scalars(stmt.returning(DELIVERIES.c.id), rows[start : start + 500])
         written += len(ids.all())
     return written
-
-
-def _adjacent(earlier: str, later: str) -> bool:
-    """Consecutive delivery days: nothing but a weekend between them."""
-    day, end = date.fromisoformat(earlier) + timedelta(days=1), date.fromisoformat(later)
-    while day < end:
-        if day.weekday() < 5:
-            return False
-        day += timedelta(days=1)
-    return day == end
-
-
-async def streak(session: AsyncSession, user_id: int) -> int:
-    """Consecutive days with the daily question answered, counting back from the latest.
-
-    Today's question still open does not break it; a day the bot failed to deliver is neutral.
-    """
-    rows = (
-        await session.execute(
-            select(DailyDelivery.local_date, DailyDelivery.status, AskedQuestion.status)
-            .outerjoin(AskedQuestion, AskedQuestion.id == DailyDelivery.ask_id)
-            .where(DailyDelivery.user_id == user_id)
-            .order_by(DailyDelivery.local_date.desc())
-            .limit(400)
-        )
-    ).all()
-    count, later = 0, None
-    for index, (day, status, ask_status) in enumerate(rows):
-        if later is not None and not _adjacent(day, later):
-            break
-        if status == "sent":
-            if ask_status == "answered":
-                count += 1
-            elif not (index == 0 and ask_status in ("open", "grading")):
-                break  # a question left unanswered (today's may still be answered)
-        # Rows still in flight, and days the bot failed to deliver, are neutral.
-        later = day
-    return count
-
-
-async def daily_streak_for_ask(session: AsyncSession, ask_id: int) -> int | None:
-    """The streak to show with feedback, if this ask is a daily question (else None)."""
-    row = await session.scalar(select(DailyDelivery.user_id).where(DailyDelivery.ask_id == ask_id))
-    return None if row is None else await streak(session, int(row))
