@@ -1,4 +1,7 @@
-"""Database tables. Every schema change comes with an Alembic revision in alembic/versions."""
+"""Database tables. Every schema change comes with an Alembic revision in alembic/versions.
+
+The statuses and how they move are in bot/storage/statuses.py.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +25,16 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from bot.clock import utcnow  # column defaults; interviews.py still imports it from here
+from bot.storage.statuses import (
+    AnswerStatus,
+    AskStatus,
+    DeliveryStatus,
+    InterviewStatus,
+    RoundAnswerStatus,
+    RoundKind,
+    RoundQuestionStatus,
+    RoundStatus,
+)
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -55,7 +68,7 @@ class Interview(Base):
     level: Mapped[str] = mapped_column(String(10))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
-    status: Mapped[str] = mapped_column(String(12), default="active")  # active|finished|stopped
+    status: Mapped[str] = mapped_column(String(12), default=InterviewStatus.active)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -76,8 +89,7 @@ class AskedQuestion(Base):
     )
     position: Mapped[int] = mapped_column(Integer, default=0)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
-    # open -> grading -> answered, or open -> skipped / closed
-    status: Mapped[str] = mapped_column(String(12), default="open")
+    status: Mapped[str] = mapped_column(String(12), default=AskStatus.open)
     asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __table_args__ = (
@@ -98,8 +110,7 @@ class Answer(Base):
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(2))
-    # pending (stored, not yet graded) -> graded -> delivered (feedback sent)
-    status: Mapped[str] = mapped_column(String(12), default="pending")
+    status: Mapped[str] = mapped_column(String(12), default=AnswerStatus.pending)
     score: Mapped[float | None] = mapped_column(Float)
     verdict: Mapped[str | None] = mapped_column(String(16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
@@ -129,6 +140,7 @@ class GroupChat(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+# statuses.RUNNING_ROUND_STATUSES in SQL, as revision 004 created the index
 RUNNING_ROUND = text("status IN ('active', 'finishing')")
 
 
@@ -139,13 +151,12 @@ class Round(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(8), default="round")  # round | quiz
+    kind: Mapped[str] = mapped_column(String(8), default=RoundKind.round)
     level: Mapped[str] = mapped_column(String(10))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
     seconds: Mapped[int] = mapped_column(Integer)  # time per question
-    # active -> finishing (leaderboard owed) -> finished; stopped: the bot left the group
-    status: Mapped[str] = mapped_column(String(12), default="active")
+    status: Mapped[str] = mapped_column(String(12), default=RoundStatus.active)
     started_by: Mapped[int | None] = mapped_column(BigInteger)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -178,8 +189,7 @@ class RoundQuestion(Base):
     # Quiz rounds: the ids of the questions whose short answers are the options, and which is right
     options: Mapped[list[str] | None] = mapped_column(JSON)
     correct_option: Mapped[int | None] = mapped_column(Integer)
-    # open -> grading (closed, answers being graded) -> graded (results owed) -> done
-    status: Mapped[str] = mapped_column(String(12), default="open")
+    status: Mapped[str] = mapped_column(String(12), default=RoundQuestionStatus.open)
     deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # set when posted
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -204,14 +214,14 @@ class RoundAnswer(Base):
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(2))
-    status: Mapped[str] = mapped_column(String(12), default="pending")  # pending -> graded
+    status: Mapped[str] = mapped_column(String(12), default=RoundAnswerStatus.pending)
     score: Mapped[float | None] = mapped_column(Float)
     verdict: Mapped[str | None] = mapped_column(String(16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
     pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # Detailed feedback in private, for participants who opted in: owed -> sent | failed
+    # Detailed feedback in private, for participants who opted in (statuses.PrivateFeedback)
     private_feedback: Mapped[str | None] = mapped_column(String(8))
 
     __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
@@ -261,8 +271,7 @@ class DailyDelivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger)
     local_date: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD in the user's timezone
     due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    # pending -> sending (claimed) -> sent | failed (with `reason`)
-    status: Mapped[str] = mapped_column(String(12), default="pending")
+    status: Mapped[str] = mapped_column(String(12), default=DeliveryStatus.pending)
     claim_token: Mapped[str | None] = mapped_column(String(32))
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     question_id: Mapped[str | None] = mapped_column(String(80))

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.storage.models import Round, RoundAnswer, RoundQuestion
+from bot.storage.statuses import RUNNING_ROUND_STATUSES, RoundAnswerStatus, RoundStatus
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class GradedTotal:
 
 async def active_round(session: AsyncSession, chat_id: int) -> Round | None:
     return await session.scalar(
-        select(Round).where(Round.chat_id == chat_id, Round.status == "active").limit(1)
+        select(Round).where(Round.chat_id == chat_id, Round.status == RoundStatus.active).limit(1)
     )
 
 
@@ -31,7 +32,7 @@ async def running_round(session: AsyncSession, chat_id: int) -> Round | None:
     """A round still in progress, its leaderboard included."""
     return await session.scalar(
         select(Round)
-        .where(Round.chat_id == chat_id, Round.status.in_(("active", "finishing")))
+        .where(Round.chat_id == chat_id, Round.status.in_(RUNNING_ROUND_STATUSES))
         .limit(1)
     )
 
@@ -41,7 +42,7 @@ async def running_rounds(session: AsyncSession, chat_id: int) -> Sequence[Round]
     return (
         await session.scalars(
             select(Round)
-            .where(Round.chat_id == chat_id, Round.status.in_(("active", "finishing")))
+            .where(Round.chat_id == chat_id, Round.status.in_(RUNNING_ROUND_STATUSES))
             .order_by(Round.id)
         )
     ).all()
@@ -106,7 +107,7 @@ async def graded_totals(
             func.max(RoundAnswer.id),
         )
         .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
-        .where(RoundQuestion.chat_id == chat_id, RoundAnswer.status == "graded")
+        .where(RoundQuestion.chat_id == chat_id, RoundAnswer.status == RoundAnswerStatus.graded)
         .group_by(RoundAnswer.user_id)
     )
     if round_id is not None:

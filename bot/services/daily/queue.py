@@ -27,6 +27,7 @@ from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
 from bot.services.daily.choice import choose_daily_question
 from bot.services.schedule import local_date, next_due, parse_time
 from bot.storage.models import Answer, AskedQuestion, DailyDelivery, DailySubscription, User
+from bot.storage.statuses import AskStatus, DeliveryStatus
 
 CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
 SENDING_STALE = timedelta(minutes=15)  # tried, outcome unknown: recorded as failed
@@ -94,7 +95,7 @@ class DeliveryQueueMixin(DailyBase):
                                 "chat_id": sub.chat_id,
                                 "local_date": local_date(due, sub.timezone),
                                 "due_at": due,
-                                "status": "failed" if late else "pending",
+                                "status": DeliveryStatus.failed if late else DeliveryStatus.pending,
                                 "reason": REASON_MISSED if late else None,
                             }
                         )
@@ -124,24 +125,27 @@ class DeliveryQueueMixin(DailyBase):
         async with self.sessions() as session, session.begin():
             missed = await session.execute(
                 update(DELIVERIES)
-                .where(DailyDelivery.status == "pending", DailyDelivery.due_at < now - self.grace)
-                .values(status="failed", reason=REASON_MISSED)
+                .where(
+                    DailyDelivery.status == DeliveryStatus.pending,
+                    DailyDelivery.due_at < now - self.grace,
+                )
+                .values(status=DeliveryStatus.failed, reason=REASON_MISSED)
             )
             await session.execute(
                 update(DELIVERIES)
                 .where(
-                    DailyDelivery.status == "claimed",
+                    DailyDelivery.status == DeliveryStatus.claimed,
                     DailyDelivery.claimed_at < now - CLAIMED_STALE,
                 )
-                .values(status="pending", claim_token=None, claimed_at=None)
+                .values(status=DeliveryStatus.pending, claim_token=None, claimed_at=None)
             )
             interrupted = await session.execute(
                 update(DELIVERIES)
                 .where(
-                    DailyDelivery.status == "sending",
+                    DailyDelivery.status == DeliveryStatus.sending,
                     DailyDelivery.claimed_at < now - SENDING_STALE,
                 )
-                .values(status="failed", reason=REASON_INTERRUPTED)
+                .values(status=DeliveryStatus.failed, reason=REASON_INTERRUPTED)
             )
             return missed.rowcount + interrupted.rowcount  # type: ignore[attr-defined]
 
@@ -159,7 +163,7 @@ class DeliveryQueueMixin(DailyBase):
                 due = (
                     select(DailyDelivery.id)
                     .where(
-                        DailyDelivery.status == "pending",
+                        DailyDelivery.status == DeliveryStatus.pending,
                         DailyDelivery.due_at <= now,
                         DailyDelivery.due_at >= now - self.grace,
                     )
@@ -173,8 +177,10 @@ class DeliveryQueueMixin(DailyBase):
                     return []
                 result = await session.execute(
                     update(DELIVERIES)
-                    .where(DailyDelivery.id.in_(ids), DailyDelivery.status == "pending")
-                    .values(status="claimed", claim_token=token, claimed_at=now)
+                    .where(
+                        DailyDelivery.id.in_(ids), DailyDelivery.status == DeliveryStatus.pending
+                    )
+                    .values(status=DeliveryStatus.claimed, claim_token=token, claimed_at=now)
                     .execution_options(synchronize_session=False)
                 )
                 if not result.rowcount:  # type: ignore[attr-defined]
@@ -221,7 +227,7 @@ class DeliveryQueueMixin(DailyBase):
             .where(
                 DailyDelivery.user_id.in_(user_ids),
                 DailyDelivery.question_id.is_not(None),
-                DailyDelivery.status != "failed",
+                DailyDelivery.status != DeliveryStatus.failed,
             )
             .group_by(DailyDelivery.user_id, DailyDelivery.question_id)
         ):
@@ -235,7 +241,7 @@ class DeliveryQueueMixin(DailyBase):
                 best[row.user_id], self.rng,
             )  # fmt: skip
             if question is None:
-                row.status, row.reason = "failed", f"no questions for level {level}"
+                row.status, row.reason = DeliveryStatus.failed, f"no questions for level {level}"
                 continue
             row.question_id = question.id
             counts[row.user_id][question.id] = counts[row.user_id].get(question.id, 0) + 1
@@ -268,9 +274,9 @@ class DeliveryQueueMixin(DailyBase):
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
-                        DailyDelivery.status == "claimed",
+                        DailyDelivery.status == DeliveryStatus.claimed,
                     )
-                    .values(status="sending", claimed_at=now)
+                    .values(status=DeliveryStatus.sending, claimed_at=now)
                 )
                 results.append(result.rowcount == 1)  # type: ignore[attr-defined]
         return results
@@ -284,9 +290,9 @@ class DeliveryQueueMixin(DailyBase):
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
-                        DailyDelivery.status == "claimed",
+                        DailyDelivery.status == DeliveryStatus.claimed,
                     )
-                    .values(status="pending", claim_token=None, claimed_at=None)
+                    .values(status=DeliveryStatus.pending, claim_token=None, claimed_at=None)
                 )
 
     async def mark_sent(self, job: DailyJob, message_id: int) -> None:
@@ -310,7 +316,7 @@ class DeliveryQueueMixin(DailyBase):
                             "interview_id": None,
                             "position": 0,
                             "message_id": o.message_id,
-                            "status": "open",
+                            "status": AskStatus.open,
                             "asked_at": now,
                         }
                         for o in sent
@@ -323,7 +329,7 @@ class DeliveryQueueMixin(DailyBase):
                         DELIVERIES.c.claim_token == bindparam("token"),
                     )
                     .values(
-                        status="sent",
+                        status=DeliveryStatus.sent,
                         ask_id=bindparam("aid"),
                         message_id=bindparam("mid"),
                         sent_at=now,
@@ -345,7 +351,7 @@ class DeliveryQueueMixin(DailyBase):
                         DailyDelivery.id == outcome.job.delivery_id,
                         DailyDelivery.claim_token == outcome.job.token,
                     )
-                    .values(status="failed", reason=reason)
+                    .values(status=DeliveryStatus.failed, reason=reason)
                 )
                 if outcome.deactivate:
                     await session.execute(

@@ -8,6 +8,7 @@ from bot.services.daily.base import DELIVERIES
 from bot.services.daily.queue import REASON_BLOCKED, DeliveryQueueMixin
 from bot.services.daily.subscriptions import SubscriptionsMixin
 from bot.storage.models import DailyDelivery
+from bot.storage.statuses import DeliveryStatus
 
 
 class DailyService(SubscriptionsMixin, DeliveryQueueMixin):
@@ -23,8 +24,8 @@ class DailyService(SubscriptionsMixin, DeliveryQueueMixin):
                 update(DELIVERIES)
                 .where(
                     DailyDelivery.user_id == user_id,
-                    DailyDelivery.status.in_(("pending", "claimed")),
+                    DailyDelivery.status.in_((DeliveryStatus.pending, DeliveryStatus.claimed)),
                 )
-                .values(status="failed", reason=reason)
+                .values(status=DeliveryStatus.failed, reason=reason)
             )
         return await self.unsubscribe(user_id, reason)

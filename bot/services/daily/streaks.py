@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.storage.models import AskedQuestion, DailyDelivery
+from bot.storage.statuses import AskStatus, DeliveryStatus
 
 
 def _adjacent(earlier: str, later: str) -> bool:
@@ -38,10 +39,10 @@ async def streak(session: AsyncSession, user_id: int) -> int:
     for index, (day, status, ask_status) in enumerate(rows):
         if later is not None and not _adjacent(day, later):
             break
-        if status == "sent":
-            if ask_status == "answered":
+        if status == DeliveryStatus.sent:
+            if ask_status == AskStatus.answered:
                 count += 1
-            elif not (index == 0 and ask_status in ("open", "grading")):
+            elif not (index == 0 and ask_status in (AskStatus.open, AskStatus.grading)):
                 break  # a question left unanswered (today's may still be answered)
         # Rows still in flight, and days the bot failed to deliver, are neutral.
         later = day

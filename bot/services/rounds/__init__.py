@@ -15,7 +15,7 @@ picks up every round where it stopped. Time comes from an injected clock.
     service    RoundService, composed of the above
 """
 
-from bot.services.rounds.answers import AnswerOutcome, AnswerResult
+from bot.services.rounds.answers import AnswerOutcome, AnswerResult, QuestionState
 from bot.services.rounds.args import (
     MAX_QUESTIONS,
     MAX_SECONDS,
@@ -38,6 +38,7 @@ __all__ = [
     "AnswerOutcome",
     "AnswerResult",
     "GroupView",
+    "QuestionState",
     "RoundArgs",
     "RoundService",
     "RoundUsageError",

@@ -15,9 +15,17 @@ from bot.scoring.text import detect_language, is_dont_know, words
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import RoundAnswer, RoundQuestion
+from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
 
 MIN_ANSWER_WORDS = 3
 MAX_ANSWER_CHARS = 4096
+
+
+class QuestionState(StrEnum):
+    """The question a message replies to: still taking answers, or not."""
+
+    open = "open"
+    closed = "closed"
 
 
 class AnswerOutcome(StrEnum):
@@ -36,8 +44,8 @@ class AnswerResult:
 
 
 class AnswersMixin(RoundsBase):
-    async def question_state(self, chat_id: int, message_id: int) -> str | None:
-        """ "open", "closed", or None when the message is no round question."""
+    async def question_state(self, chat_id: int, message_id: int) -> QuestionState | None:
+        """Open or closed; None when the message is no round question."""
         async with self.sessions() as session:
             rq = await session.scalar(
                 select(RoundQuestion).where(
@@ -48,7 +56,9 @@ class AnswersMixin(RoundsBase):
             return None
         deadline = aware(rq.deadline)
         expired = deadline is not None and self.clock() >= deadline
-        return "open" if rq.status == "open" and not expired else "closed"
+        if rq.status == RoundQuestionStatus.open and not expired:
+            return QuestionState.open
+        return QuestionState.closed
 
     async def submit(
         self,
@@ -98,7 +108,7 @@ class AnswersMixin(RoundsBase):
                 return AnswerResult(AnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
             sent = min(aware(sent_at) or now, now)  # a clock ahead of ours gains nothing
-            if rq.status != "open" or (deadline is not None and sent >= deadline):
+            if rq.status != RoundQuestionStatus.open or (deadline is not None and sent >= deadline):
                 return AnswerResult(AnswerOutcome.closed)
             if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
                 return AnswerResult(AnswerOutcome.too_short)
@@ -165,7 +175,7 @@ class AnswersMixin(RoundsBase):
             if rq is None or rq.options is None:
                 return None, AnswerResult(AnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
-            if rq.status != "open" or (deadline is not None and now >= deadline):
+            if rq.status != RoundQuestionStatus.open or (deadline is not None and now >= deadline):
                 return rq.chat_id, AnswerResult(AnswerOutcome.closed)
             existing = await session.scalar(
                 select(RoundAnswer).where(
@@ -183,7 +193,8 @@ class AnswersMixin(RoundsBase):
                 "name": name[:128] or str(user_id),
                 "score": 10.0 if right else 0.0,
                 "verdict": "correct" if right else "wrong",
-                "status": "graded",  # nothing to grade: the poll knows the right option
+                # Nothing to grade: the poll knows the right option.
+                "status": RoundAnswerStatus.graded,
                 "answered_at": now,
                 "graded_at": now,
             }

@@ -15,6 +15,7 @@ from bot.scoring.service import ScoringService
 from bot.services.quiz import build_options
 from bot.services.rounds.args import MIN_SECONDS
 from bot.storage.models import Round, RoundQuestion
+from bot.storage.statuses import RoundKind
 
 T = TypeVar("T")
 
@@ -47,7 +48,7 @@ class RoundsBase:
             question_id=question_id,
         )
         question = self.bank.get(question_id)
-        if round_.kind == "quiz" and question is not None:
+        if round_.kind == RoundKind.quiz and question is not None:
             rq.options, rq.correct_option = build_options(question, self.bank, self.rng)
         session.add(rq)
 

@@ -10,6 +10,7 @@ from sqlalchemy import select, update
 
 from bot.services.rounds.base import RoundsBase
 from bot.storage.models import RoundAnswer, RoundQuestion
+from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,8 @@ class GradingMixin(RoundsBase):
             closing = (
                 await session.scalars(
                     select(RoundQuestion).where(
-                        RoundQuestion.chat_id == chat_id, RoundQuestion.status == "grading"
+                        RoundQuestion.chat_id == chat_id,
+                        RoundQuestion.status == RoundQuestionStatus.grading,
                     )
                 )
             ).all()
@@ -31,7 +33,8 @@ class GradingMixin(RoundsBase):
             for rq in closing:
                 pending = await session.scalars(
                     select(RoundAnswer.id).where(
-                        RoundAnswer.round_question_id == rq.id, RoundAnswer.status == "pending"
+                        RoundAnswer.round_question_id == rq.id,
+                        RoundAnswer.status == RoundAnswerStatus.pending,
                     )
                 )
                 work.append((rq.id, list(pending)))
@@ -45,17 +48,18 @@ class GradingMixin(RoundsBase):
             # Concurrent calls let the scoring service batch them.
             await asyncio.gather(*(self._grade(answer_id) for answer_id in answer_ids))
             pending = select(RoundAnswer.id).where(
-                RoundAnswer.round_question_id == rq_id, RoundAnswer.status == "pending"
+                RoundAnswer.round_question_id == rq_id,
+                RoundAnswer.status == RoundAnswerStatus.pending,
             )
             async with self.sessions() as session, session.begin():
                 result = await session.execute(
                     update(RoundQuestion)
                     .where(
                         RoundQuestion.id == rq_id,
-                        RoundQuestion.status == "grading",
+                        RoundQuestion.status == RoundQuestionStatus.grading,
                         ~pending.exists(),
                     )
-                    .values(status="graded")
+                    .values(status=RoundQuestionStatus.graded)
                 )
                 if result.rowcount:  # type: ignore[attr-defined]
                     return
@@ -70,7 +74,7 @@ class GradingMixin(RoundsBase):
         async with self.sessions() as session:
             answer = await session.get(RoundAnswer, answer_id)
             rq = await session.get(RoundQuestion, answer.round_question_id) if answer else None
-            if answer is None or rq is None or answer.status != "pending":
+            if answer is None or rq is None or answer.status != RoundAnswerStatus.pending:
                 return
             question = self.bank.get(rq.question_id)
             text, language = answer.text, answer.language
@@ -91,8 +95,8 @@ class GradingMixin(RoundsBase):
                 update(RoundAnswer)
                 .where(
                     RoundAnswer.id == answer_id,
-                    RoundAnswer.status == "pending",
+                    RoundAnswer.status == RoundAnswerStatus.pending,
                     RoundAnswer.text == text,
                 )
-                .values(status="graded", graded_at=self.clock(), **fields)
+                .values(status=RoundAnswerStatus.graded, graded_at=self.clock(), **fields)
             )

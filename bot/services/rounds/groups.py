@@ -10,6 +10,7 @@ from bot.content.schema import Level
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, RoundQuestion
+from bot.storage.statuses import RoundQuestionStatus, RoundStatus
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,13 @@ class GroupsMixin(RoundsBase):
                 group.active = False
             rounds = await queries.running_rounds(session, chat_id)
             for round_ in rounds:
-                round_.status, round_.finished_at = "stopped", self.clock()
+                round_.status, round_.finished_at = RoundStatus.stopped, self.clock()
                 await session.execute(
                     update(RoundQuestion)
-                    .where(RoundQuestion.round_id == round_.id, RoundQuestion.status != "done")
-                    .values(status="done", closed_at=self.clock())
+                    .where(
+                        RoundQuestion.round_id == round_.id,
+                        RoundQuestion.status != RoundQuestionStatus.done,
+                    )
+                    .values(status=RoundQuestionStatus.done, closed_at=self.clock())
                 )
             return bool(rounds)

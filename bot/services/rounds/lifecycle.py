@@ -17,6 +17,12 @@ from bot.services.rounds.args import DEFAULT_QUESTIONS, DEFAULT_SECONDS, MAX_QUE
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
+from bot.storage.statuses import (
+    PrivateFeedback,
+    RoundKind,
+    RoundQuestionStatus,
+    RoundStatus,
+)
 
 # A reply sent just before the deadline reaches the bot a moment later: questions close this long
 # after their deadline, and a reply counts if Telegram stamped it before the deadline.
@@ -61,7 +67,7 @@ class LifecycleMixin(RoundsBase):
         level: str | None = None,
         count: int | None = None,
         seconds: int | None = None,
-        kind: str = "round",
+        kind: str = RoundKind.round,
     ) -> StartResult:
         """A round of free-text questions, or (kind="quiz") of quiz polls."""
         return await once_more_on_conflict(
@@ -75,7 +81,7 @@ class LifecycleMixin(RoundsBase):
         level: str | None,
         count: int | None,
         seconds: int | None,
-        kind: str = "round",
+        kind: str = RoundKind.round,
     ) -> StartResult:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
@@ -87,7 +93,7 @@ class LifecycleMixin(RoundsBase):
                 return StartResult(StartOutcome.already_running)
             chosen = Level(level or group.level).value
             wanted = max(1, min(count or DEFAULT_QUESTIONS, MAX_QUESTIONS))
-            quiz = kind == "quiz"
+            quiz = kind == RoundKind.quiz
             per_question = seconds or (QUIZ_SECONDS if quiz else DEFAULT_SECONDS)
             asked = await queries.asked_in_group(session, chat_id)
             pool = quiz_questions(self.bank, chosen) if quiz else self.bank.by_level(chosen)
@@ -96,7 +102,7 @@ class LifecycleMixin(RoundsBase):
                 return StartResult(StartOutcome.no_questions, level=chosen)
             round_ = Round(
                 chat_id=chat_id,
-                kind="quiz" if quiz else "round",
+                kind=RoundKind.quiz if quiz else RoundKind.round,
                 level=chosen,
                 question_ids=[q.id for q in questions],
                 position=0,
@@ -125,11 +131,11 @@ class LifecycleMixin(RoundsBase):
             if current is not None and current.message_id is None:
                 await session.delete(current)  # never posted: nobody could answer it
                 round_.question_ids = list(round_.question_ids[: round_.position])
-                round_.status, round_.finished_at = "finishing", self.clock()
+                round_.status, round_.finished_at = RoundStatus.finishing, self.clock()
                 return True
             round_.question_ids = list(round_.question_ids[: round_.position + 1])
-            if current is not None and current.status == "open":
-                current.status, current.closed_at = "grading", self.clock()
+            if current is not None and current.status == RoundQuestionStatus.open:
+                current.status, current.closed_at = RoundQuestionStatus.grading, self.clock()
             return True
 
     async def close_current(self, chat_id: int, round_question_id: int | None = None) -> bool:
@@ -139,10 +145,10 @@ class LifecycleMixin(RoundsBase):
                 update(RoundQuestion)
                 .where(
                     RoundQuestion.chat_id == chat_id,
-                    RoundQuestion.status == "open",
+                    RoundQuestion.status == RoundQuestionStatus.open,
                     RoundQuestion.message_id.is_not(None),
                 )
-                .values(status="grading", closed_at=self.clock())
+                .values(status=RoundQuestionStatus.grading, closed_at=self.clock())
             )
             if round_question_id is not None:
                 stmt = stmt.where(RoundQuestion.id == round_question_id)
@@ -155,7 +161,8 @@ class LifecycleMixin(RoundsBase):
         closed: list[int] = []
         async with self.sessions() as session, session.begin():
             stmt = select(RoundQuestion).where(
-                RoundQuestion.status == "open", RoundQuestion.message_id.is_not(None)
+                RoundQuestion.status == RoundQuestionStatus.open,
+                RoundQuestion.message_id.is_not(None),
             )
             if chat_id is not None:
                 stmt = stmt.where(RoundQuestion.chat_id == chat_id)
@@ -164,8 +171,11 @@ class LifecycleMixin(RoundsBase):
                 if deadline is not None and self._closes_at(deadline) <= now:
                     result = await session.execute(
                         update(RoundQuestion)
-                        .where(RoundQuestion.id == rq.id, RoundQuestion.status == "open")
-                        .values(status="grading", closed_at=now)
+                        .where(
+                            RoundQuestion.id == rq.id,
+                            RoundQuestion.status == RoundQuestionStatus.open,
+                        )
+                        .values(status=RoundQuestionStatus.grading, closed_at=now)
                     )
                     if result.rowcount:  # type: ignore[attr-defined]
                         closed.append(rq.chat_id)
@@ -179,22 +189,27 @@ class LifecycleMixin(RoundsBase):
                 await session.execute(
                     select(RoundQuestion.chat_id, RoundQuestion.status, RoundQuestion.deadline)
                     .join(Round, Round.id == RoundQuestion.round_id)
-                    .where(Round.status == "active", RoundQuestion.status != "done")
+                    .where(
+                        Round.status == RoundStatus.active,
+                        RoundQuestion.status != RoundQuestionStatus.done,
+                    )
                 )
             ).all()
             finishing = (
-                await session.scalars(select(Round.chat_id).where(Round.status == "finishing"))
+                await session.scalars(
+                    select(Round.chat_id).where(Round.status == RoundStatus.finishing)
+                )
             ).all()
             owed = (
                 await session.scalars(
                     select(RoundQuestion.chat_id)
                     .join(RoundAnswer, RoundAnswer.round_question_id == RoundQuestion.id)
-                    .where(RoundAnswer.private_feedback == "owed")
+                    .where(RoundAnswer.private_feedback == PrivateFeedback.owed)
                 )
             ).all()
         chats = set(finishing) | set(owed)
         for chat_id, status, deadline in rows:
             when = aware(deadline)
-            if status != "open" or when is None or self._closes_at(when) <= now:
+            if status != RoundQuestionStatus.open or when is None or self._closes_at(when) <= now:
                 chats.add(chat_id)
         return sorted(chats)

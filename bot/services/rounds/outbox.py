@@ -23,6 +23,12 @@ from bot.services.rounds.items import (
 )
 from bot.storage import rounds_queries as queries
 from bot.storage.models import Round, RoundAnswer, RoundFeedbackOptIn, RoundQuestion, User
+from bot.storage.statuses import (
+    PrivateFeedback,
+    RoundAnswerStatus,
+    RoundQuestionStatus,
+    RoundStatus,
+)
 
 
 def ranks(values: Sequence[float]) -> list[int]:
@@ -58,9 +64,9 @@ class OutboxMixin(RoundsBase):
         async with self.sessions() as session:
             for round_ in await queries.running_rounds(session, chat_id):
                 for rq in await queries.round_questions(session, round_.id):
-                    if rq.status == "graded":
+                    if rq.status == RoundQuestionStatus.graded:
                         items.append(await self._results(session, round_, rq))
-                    elif rq.status == "open" and rq.message_id is None:
+                    elif rq.status == RoundQuestionStatus.open and rq.message_id is None:
                         question = self.bank.get(rq.question_id)
                         if question is not None:
                             items.append(
@@ -76,7 +82,7 @@ class OutboxMixin(RoundsBase):
                                     rq.correct_option,
                                 )
                             )
-                if round_.status == "finishing":
+                if round_.status == RoundStatus.finishing:
                     board = await standings(session, chat_id, round_.id)
                     items.append(
                         LeaderboardItem(round_.id, chat_id, len(round_.question_ids), board)
@@ -92,7 +98,10 @@ class OutboxMixin(RoundsBase):
                 select(RoundAnswer, RoundQuestion.question_id, User.language)
                 .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
                 .outerjoin(User, User.id == RoundAnswer.user_id)
-                .where(RoundQuestion.chat_id == chat_id, RoundAnswer.private_feedback == "owed")
+                .where(
+                    RoundQuestion.chat_id == chat_id,
+                    RoundAnswer.private_feedback == PrivateFeedback.owed,
+                )
                 .order_by(RoundAnswer.id)
             )
         ).all()
@@ -183,39 +192,43 @@ class OutboxMixin(RoundsBase):
                     rq.poll_id = poll_id
                     rq.deadline = now + timedelta(seconds=item.seconds)
                     if message_id is None:
-                        rq.status = "grading"  # nobody can reply to a message never posted
+                        rq.status = (
+                            RoundQuestionStatus.grading
+                        )  # nobody can reply to a message never posted
             elif isinstance(item, ResultsItem):
                 rq = await session.get(RoundQuestion, item.round_question_id)
-                if rq is None or rq.status != "graded":
+                if rq is None or rq.status != RoundQuestionStatus.graded:
                     return
-                rq.status = "done"
+                rq.status = RoundQuestionStatus.done
                 if rq.options is None:  # quiz votes need no detailed feedback
                     opted = select(RoundFeedbackOptIn.user_id).where(RoundFeedbackOptIn.enabled)
                     await session.execute(
                         update(RoundAnswer)
                         .where(
                             RoundAnswer.round_question_id == rq.id,
-                            RoundAnswer.status == "graded",
+                            RoundAnswer.status == RoundAnswerStatus.graded,
                             RoundAnswer.user_id.in_(opted),
                         )
-                        .values(private_feedback="owed")
+                        .values(private_feedback=PrivateFeedback.owed)
                     )
                 round_ = await session.get(Round, rq.round_id)
-                if round_ is None or round_.status != "active":
+                if round_ is None or round_.status != RoundStatus.active:
                     return
                 round_.position = rq.position + 1
                 if round_.position < len(round_.question_ids):
                     self._ask(session, round_)
                 else:
-                    round_.status = "finishing"
+                    round_.status = RoundStatus.finishing
             elif isinstance(item, PrivateFeedbackItem):
                 answer = await session.get(RoundAnswer, item.answer_id)
-                if answer is not None and answer.private_feedback == "owed":
-                    answer.private_feedback = "sent" if message_id is not None else "failed"
+                if answer is not None and answer.private_feedback == PrivateFeedback.owed:
+                    answer.private_feedback = (
+                        PrivateFeedback.sent if message_id is not None else PrivateFeedback.failed
+                    )
             else:
                 round_ = await session.get(Round, item.round_id)
-                if round_ is not None and round_.status == "finishing":
-                    round_.status, round_.finished_at = "finished", now
+                if round_ is not None and round_.status == RoundStatus.finishing:
+                    round_.status, round_.finished_at = RoundStatus.finished, now
 
     async def leaderboard(self, chat_id: int) -> list[Standing]:
         """The group's all-time leaderboard over every graded round answer."""
