@@ -11,14 +11,12 @@ from enum import StrEnum
 from sqlalchemy import select, update
 
 from bot.clock import aware
-from bot.scoring.text import detect_language, is_dont_know, words
+from bot.scoring.text import detect_language
+from bot.services.answer_policy import accept
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import RoundAnswer, RoundQuestion
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
-
-MIN_ANSWER_WORDS = 3
-MAX_ANSWER_CHARS = 4096
 
 
 class QuestionState(StrEnum):
@@ -94,7 +92,8 @@ class AnswersMixin(RoundsBase):
     ) -> AnswerResult:
         if reply_to is None:
             return AnswerResult(AnswerOutcome.not_a_question)
-        text = text[:MAX_ANSWER_CHARS]
+        verdict = accept(text)
+        text = verdict.text
         now = self.clock()
         async with self.sessions() as session, session.begin():
             # FOR UPDATE (PostgreSQL; SQLite has one writer anyway): closing the question waits
@@ -110,7 +109,7 @@ class AnswersMixin(RoundsBase):
             sent = min(aware(sent_at) or now, now)  # a clock ahead of ours gains nothing
             if rq.status != RoundQuestionStatus.open or (deadline is not None and sent >= deadline):
                 return AnswerResult(AnswerOutcome.closed)
-            if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
+            if verdict.too_short:
                 return AnswerResult(AnswerOutcome.too_short)
             existing = await session.scalar(
                 select(RoundAnswer).where(
