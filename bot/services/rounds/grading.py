@@ -8,6 +8,7 @@ import logging
 
 from sqlalchemy import select, update
 
+from bot.services.grades import stored_fields
 from bot.services.rounds.base import RoundsBase
 from bot.storage.models import RoundAnswer, RoundQuestion
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
@@ -15,6 +16,7 @@ from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
 log = logging.getLogger(__name__)
 
 GRADE_PASSES = 3  # answers that slip in while a question closes get another pass
+ROUND_ANSWER_FIELDS = ("score", "verdict", "covered", "pitfalls")  # no missed, no evidence
 
 
 class GradingMixin(RoundsBase):
@@ -83,12 +85,7 @@ class GradingMixin(RoundsBase):
             fields = {"score": 0.0, "verdict": "retired", "covered": [], "pitfalls": []}
         else:
             result = await self.scoring.grade(question, text, language)
-            fields = {
-                "score": result.score,
-                "verdict": result.verdict,
-                "covered": result.covered,
-                "pitfalls": [p.id for p in result.pitfalls],
-            }
+            fields = stored_fields(result, ROUND_ANSWER_FIELDS)
         async with self.sessions() as session, session.begin():
             # Only the text that was graded: an answer replaced meanwhile stays pending.
             await session.execute(
