@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
+from bot.services.outbox import FeedbackItem
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.services.rounds.items import (
     GroupItem,
@@ -113,16 +114,20 @@ class OutboxMixin(RoundsBase):
             covered = list(answer.covered or [])
             items.append(
                 PrivateFeedbackItem(
-                    answer_id=answer.id,
+                    FeedbackItem(
+                        answer_id=answer.id,
+                        chat_id=answer.user_id,  # the participant's private chat
+                        reply_to=None,
+                        question=question,
+                        score=answer.score or 0.0,
+                        verdict=answer.verdict or "no-answer",
+                        covered=covered,
+                        missed=[k.id for k in question.key_points if k.id not in covered],
+                        pitfalls=list(answer.pitfalls or []),
+                        evidence={},
+                    ),
                     chat_id=chat_id,
-                    user_id=answer.user_id,
                     language=language or "en",
-                    question=question,
-                    score=answer.score or 0.0,
-                    verdict=answer.verdict or "no-answer",
-                    covered=covered,
-                    missed=[k.id for k in question.key_points if k.id not in covered],
-                    pitfalls=list(answer.pitfalls or []),
                 )
             )
         return items
