@@ -177,7 +177,7 @@ async def _stats(settings: Settings, as_json: bool) -> int:
     from bot.services.stats import StatsService
     from bot.storage.engine import create_engine, create_session_factory
     from bot.storage.migrations import upgrade_async
-    from bot.telegram.routers.admin import render_stats
+    from bot.telegram.stats_rendering import render_stats
 
     await upgrade_async(settings.database_url)  # a fresh database reads as zeros, not an error
     engine = create_engine(settings.database_url)

@@ -31,7 +31,7 @@ from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
 from bot.telegram.polling import InboxPoller
 from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket, bulk_sends
-from bot.telegram.rounds_setup import attach_rounds
+from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
 
 log = logging.getLogger(__name__)

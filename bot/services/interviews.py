@@ -16,17 +16,18 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
-from bot.scoring.text import detect_language, is_dont_know, words
+from bot.scoring.text import detect_language
+from bot.services.answer_policy import accept
 from bot.services.daily import daily_streak_for_ask
+from bot.services.grades import stored_fields
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.question_choice import choose_questions
 from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
 from bot.storage.repository import Repo
+from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 
 DEFAULT_COUNT = 5
 MAX_COUNT = 20
-MIN_ANSWER_WORDS = 3
-MAX_ANSWER_CHARS = 4096
 
 
 class Outcome(StrEnum):
@@ -129,8 +130,8 @@ class InterviewService:
             replaced = False
             old = await repo.interviews.active_for(user_id)
             if old is not None:
-                await repo.asked.close_open(old.id, "closed")
-                old.status, old.finished_at, replaced = "stopped", utcnow(), True
+                await repo.asked.close_open(old.id, AskStatus.closed)
+                old.status, old.finished_at, replaced = InterviewStatus.stopped, utcnow(), True
             answered = await repo.answers.answered_question_ids(user_id)
             questions = choose_questions(
                 self.bank.by_level(chosen_level), answered, wanted, self.rng
@@ -165,13 +166,13 @@ class InterviewService:
         if interview_id is None:
             return
         interview = await session.get(Interview, interview_id)
-        if interview is None or interview.status != "active":
+        if interview is None or interview.status != InterviewStatus.active:
             return
         interview.position += 1
         if interview.position < len(interview.question_ids):
             self._ask(session, interview)
         else:
-            interview.status, interview.finished_at = "finishing", utcnow()
+            interview.status, interview.finished_at = InterviewStatus.finishing, utcnow()
 
     async def stop(self, user_id: int) -> bool:
         async with self.sessions() as session, session.begin():
@@ -179,8 +180,8 @@ class InterviewService:
             interview = await repo.interviews.active_for(user_id)
             if interview is None:
                 return False
-            await repo.asked.close_open(interview.id, "closed")
-            interview.status, interview.finished_at = "finishing", utcnow()
+            await repo.asked.close_open(interview.id, AskStatus.closed)
+            interview.status, interview.finished_at = InterviewStatus.finishing, utcnow()
             return True
 
     async def skip(
@@ -202,9 +203,9 @@ class InterviewService:
                 ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
                 if ask is None:
                     return Outcome.no_question
-            if ask.status != "open":
+            if ask.status != AskStatus.open:
                 return Outcome.already_answered
-            ask.status = "skipped"
+            ask.status = AskStatus.skipped
             await self._advance(session, ask.interview_id)
             return Outcome.skipped
 
@@ -220,7 +221,8 @@ class InterviewService:
         language: str | None = None,
     ) -> tuple[Outcome, int | None]:
         """Store the answer and grade it. Returns the outcome and the answer id when stored."""
-        text = text[:MAX_ANSWER_CHARS]
+        verdict = accept(text)
+        text = verdict.text
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
             if message_id is not None and await repo.answers.by_message(user_id, message_id):
@@ -229,9 +231,9 @@ class InterviewService:
             if reply_to is not None:
                 target = await repo.asked.by_message(chat_id, reply_to)
                 if target is not None and target.user_id == user_id:
-                    if target.status == "grading":
+                    if target.status == AskStatus.grading:
                         return Outcome.busy, None
-                    if target.status != "open":
+                    if target.status != AskStatus.open:
                         return Outcome.already_answered, None
                     ask = target
             if ask is None:
@@ -239,12 +241,14 @@ class InterviewService:
                 # is still unsent (it would then never be sent) or arrived after this message.
                 ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
             if ask is None:
-                grading = await repo.asked.latest_with_status(user_id, chat_id, ("grading",))
+                grading = await repo.asked.latest_with_status(
+                    user_id, chat_id, (AskStatus.grading,)
+                )
                 if grading is not None:
                     return Outcome.busy, None
-                pending = await repo.asked.latest_with_status(user_id, chat_id, ("open",))
+                pending = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.open,))
                 return (Outcome.not_yet_asked if pending else Outcome.no_question), None
-            if not is_dont_know(text) and len(words(text)) < MIN_ANSWER_WORDS:
+            if verdict.too_short:
                 return Outcome.too_short, None
             if not await repo.asked.claim(ask.id):
                 return Outcome.busy, None
@@ -266,7 +270,7 @@ class InterviewService:
     async def grade_pending(self, answer_id: int) -> None:
         async with self.sessions() as session:
             answer = await session.get(Answer, answer_id)
-            if answer is None or answer.status != "pending":
+            if answer is None or answer.status != AnswerStatus.pending:
                 return
             question = self.bank.get(answer.question_id)
             text, language = answer.text, answer.language
@@ -274,33 +278,23 @@ class InterviewService:
             result_fields: dict[str, object] = {"score": 0.0, "verdict": "retired"}
         else:
             result = await self.scoring.grade(question, text, language)
-            result_fields = {
-                "score": result.score,
-                "verdict": result.verdict,
-                "covered": result.covered,
-                "missed": result.missed,
-                "pitfalls": [p.id for p in result.pitfalls],
-                "evidence": {
-                    **{p.id: p.evidence for p in result.points if p.evidence},
-                    **{f"pitfall:{p.id}": p.evidence for p in result.pitfalls},
-                },
-            }
+            result_fields = stored_fields(result)
         async with self.sessions() as session, session.begin():
             answer = await session.get(Answer, answer_id)
-            if answer is None or answer.status != "pending":
+            if answer is None or answer.status != AnswerStatus.pending:
                 return
             for key, value in result_fields.items():
                 setattr(answer, key, value)
-            answer.status, answer.graded_at = "graded", utcnow()
+            answer.status, answer.graded_at = AnswerStatus.graded, utcnow()
             ask = await session.get(AskedQuestion, answer.asked_id)
             if ask is not None:
-                ask.status = "answered"
+                ask.status = AskStatus.answered
                 await self._advance(session, ask.interview_id)
 
     async def recover(self) -> list[int]:
         """After a restart: grade answers stored but not graded; return users owed messages."""
         async with self.sessions() as session:
-            pending = [a.id for a in await Repo(session).answers.with_status("pending")]
+            pending = [a.id for a in await Repo(session).answers.with_status(AnswerStatus.pending)]
         for answer_id in pending:
             await self.grade_pending(answer_id)
         async with self.sessions() as session:
@@ -312,7 +306,7 @@ class InterviewService:
         items: list[OutboxItem] = []
         async with self.sessions() as session:
             repo = Repo(session)
-            for answer in await repo.answers.with_status("graded", user_id):
+            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
                 ask = await repo.asked.get(answer.asked_id)
                 question = self.bank.get(answer.question_id)
                 if ask is None or question is None:
@@ -359,7 +353,7 @@ class InterviewService:
             score = answer.score if answer is not None and answer.score is not None else None
             scores.append((ask.question_id, score))
             question = self.bank.get(ask.question_id)
-            if question is not None and ask.status in ("answered", "skipped"):
+            if question is not None and ask.status in (AskStatus.answered, AskStatus.skipped):
                 for topic in question.topics:
                     by_topic[topic].append(score or 0.0)
         graded = [s for _, s in scores if s is not None]
@@ -370,7 +364,7 @@ class InterviewService:
             chat_id=interview.chat_id,
             total=len(interview.question_ids),
             answered=len(graded),
-            skipped=sum(1 for a in asks if a.status == "skipped"),
+            skipped=sum(1 for a in asks if a.status == AskStatus.skipped),
             average=round(sum(graded) / len(graded), 1) if graded else None,
             weakest_topics=weakest,
             scores=scores,
@@ -389,8 +383,8 @@ class InterviewService:
         async with self.sessions() as session, session.begin():
             if isinstance(item, FeedbackItem):
                 answer = await session.get(Answer, item.answer_id)
-                if answer is not None and answer.status == "graded":
-                    answer.status = "delivered"
+                if answer is not None and answer.status == AnswerStatus.graded:
+                    answer.status = AnswerStatus.delivered
             elif isinstance(item, QuestionItem):
                 ask = await session.get(AskedQuestion, item.ask_id)
                 if ask is not None and ask.message_id is None:
@@ -398,5 +392,5 @@ class InterviewService:
                     ask.message_id = message_id if message_id is not None else -item.ask_id
             else:
                 interview = await session.get(Interview, item.interview_id)
-                if interview is not None and interview.status == "finishing":
-                    interview.status = "finished"
+                if interview is not None and interview.status == InterviewStatus.finishing:
+                    interview.status = InterviewStatus.finished

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.clock import utcnow
 from bot.storage.models import (
     Answer,
     DailyDelivery,
@@ -17,7 +18,12 @@ from bot.storage.models import (
     Interview,
     Round,
     User,
-    utcnow,
+)
+from bot.storage.statuses import (
+    ENDED_ROUND_STATUSES,
+    RUNNING_ROUND_STATUSES,
+    AnswerStatus,
+    DeliveryStatus,
 )
 
 HARDEST_MIN_ANSWERS = 3  # fewer graded answers say little about a question
@@ -88,18 +94,22 @@ class StatsService:
                 interviews=await count(Interview),
                 answers_graded=await count(Answer, graded),
                 answers_graded_24h=await count(Answer, graded, Answer.graded_at >= day),
-                answers_pending=await count(Answer, Answer.status == "pending"),
+                answers_pending=await count(Answer, Answer.status == AnswerStatus.pending),
                 average_score_7d=None if average is None else round(float(average), 1),
                 daily_subscribers=await count(DailySubscription, DailySubscription.active),
                 daily_sent_24h=await count(
-                    DailyDelivery, DailyDelivery.status == "sent", DailyDelivery.sent_at >= day
+                    DailyDelivery,
+                    DailyDelivery.status == DeliveryStatus.sent,
+                    DailyDelivery.sent_at >= day,
                 ),
                 daily_failed_24h=await count(
-                    DailyDelivery, DailyDelivery.status == "failed", DailyDelivery.due_at >= day
+                    DailyDelivery,
+                    DailyDelivery.status == DeliveryStatus.failed,
+                    DailyDelivery.due_at >= day,
                 ),
                 groups=await count(GroupChat, GroupChat.active),
-                rounds_finished=await count(Round, Round.status.in_(("finished", "stopped"))),
-                rounds_active=await count(Round, Round.status.in_(("active", "finishing"))),
+                rounds_finished=await count(Round, Round.status.in_(ENDED_ROUND_STATUSES)),
+                rounds_active=await count(Round, Round.status.in_(RUNNING_ROUND_STATUSES)),
                 hardest=tuple(
                     QuestionScore(qid, int(n), round(float(avg), 1))
                     for qid, n, avg in hardest_rows.all()

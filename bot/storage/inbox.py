@@ -13,7 +13,8 @@ from datetime import timedelta
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.storage.models import ReceivedUpdate, utcnow
+from bot.clock import utcnow
+from bot.storage.models import ReceivedUpdate
 
 # Telegram keeps an unconfirmed update for 24 hours; a handled one is kept as long, so a
 # redelivered copy is recognised instead of handled twice.

@@ -1,8 +1,11 @@
-"""Database tables. Every schema change comes with an Alembic revision in alembic/versions."""
+"""Database tables. Every schema change comes with an Alembic revision in alembic/versions.
+
+The statuses and how they move are in bot/storage/statuses.py.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import (
     JSON,
@@ -21,6 +24,18 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from bot.clock import utcnow  # column defaults; interviews.py still imports it from here
+from bot.storage.statuses import (
+    AnswerStatus,
+    AskStatus,
+    DeliveryStatus,
+    InterviewStatus,
+    RoundAnswerStatus,
+    RoundKind,
+    RoundQuestionStatus,
+    RoundStatus,
+)
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -28,10 +43,6 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -57,7 +68,7 @@ class Interview(Base):
     level: Mapped[str] = mapped_column(String(10))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
-    status: Mapped[str] = mapped_column(String(12), default="active")  # active|finished|stopped
+    status: Mapped[str] = mapped_column(String(12), default=InterviewStatus.active)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The /interview message that started it: handled again after a restart, it finds this
@@ -85,7 +96,7 @@ class AskedQuestion(Base):
     # reached the chat without its message id being recorded (a kill in between).
     send_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # open -> grading -> answered, or open -> skipped / closed
-    status: Mapped[str] = mapped_column(String(12), default="open")
+    status: Mapped[str] = mapped_column(String(12), default=AskStatus.open)
     asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __table_args__ = (
@@ -106,8 +117,7 @@ class Answer(Base):
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(2))
-    # pending (stored, not yet graded) -> graded -> delivered (feedback sent)
-    status: Mapped[str] = mapped_column(String(12), default="pending")
+    status: Mapped[str] = mapped_column(String(12), default=AnswerStatus.pending)
     score: Mapped[float | None] = mapped_column(Float)
     verdict: Mapped[str | None] = mapped_column(String(16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
@@ -137,6 +147,7 @@ class GroupChat(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+# statuses.RUNNING_ROUND_STATUSES in SQL, as revision 004 created the index
 RUNNING_ROUND = text("status IN ('active', 'finishing')")
 
 
@@ -147,13 +158,12 @@ class Round(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(8), default="round")  # round | quiz
+    kind: Mapped[str] = mapped_column(String(8), default=RoundKind.round)
     level: Mapped[str] = mapped_column(String(10))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
     seconds: Mapped[int] = mapped_column(Integer)  # time per question
-    # active -> finishing (leaderboard owed) -> finished; stopped: the bot left the group
-    status: Mapped[str] = mapped_column(String(12), default="active")
+    status: Mapped[str] = mapped_column(String(12), default=RoundStatus.active)
     started_by: Mapped[int | None] = mapped_column(BigInteger)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -186,8 +196,7 @@ class RoundQuestion(Base):
     # Quiz rounds: the ids of the questions whose short answers are the options, and which is right
     options: Mapped[list[str] | None] = mapped_column(JSON)
     correct_option: Mapped[int | None] = mapped_column(Integer)
-    # open -> grading (closed, answers being graded) -> graded (results owed) -> done
-    status: Mapped[str] = mapped_column(String(12), default="open")
+    status: Mapped[str] = mapped_column(String(12), default=RoundQuestionStatus.open)
     deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # set when posted
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -212,14 +221,14 @@ class RoundAnswer(Base):
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(2))
-    status: Mapped[str] = mapped_column(String(12), default="pending")  # pending -> graded
+    status: Mapped[str] = mapped_column(String(12), default=RoundAnswerStatus.pending)
     score: Mapped[float | None] = mapped_column(Float)
     verdict: Mapped[str | None] = mapped_column(String(16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
     pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # Detailed feedback in private, for participants who opted in: owed -> sent | failed
+    # Detailed feedback in private, for participants who opted in (statuses.PrivateFeedback)
     private_feedback: Mapped[str | None] = mapped_column(String(8))
 
     __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
@@ -269,8 +278,7 @@ class DailyDelivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger)
     local_date: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD in the user's timezone
     due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    # pending -> sending (claimed) -> sent | failed (with `reason`)
-    status: Mapped[str] = mapped_column(String(12), default="pending")
+    status: Mapped[str] = mapped_column(String(12), default=DeliveryStatus.pending)
     claim_token: Mapped[str | None] = mapped_column(String(32))
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     question_id: Mapped[str | None] = mapped_column(String(80))

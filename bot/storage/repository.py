@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
+from bot.storage.models import Answer, AskedQuestion, Interview, User
+from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 
 
 class UserRepo:
@@ -45,7 +46,7 @@ class InterviewRepo:
     async def active_for(self, user_id: int) -> Interview | None:
         stmt = (
             select(Interview)
-            .where(Interview.user_id == user_id, Interview.status == "active")
+            .where(Interview.user_id == user_id, Interview.status == InterviewStatus.active)
             .order_by(Interview.id.desc())
             .limit(1)
         )
@@ -53,7 +54,7 @@ class InterviewRepo:
 
     async def finishing(self, user_id: int) -> Sequence[Interview]:
         stmt = select(Interview).where(
-            Interview.user_id == user_id, Interview.status == "finishing"
+            Interview.user_id == user_id, Interview.status == InterviewStatus.finishing
         )
         return (await self.session.scalars(stmt.order_by(Interview.id))).all()
 
@@ -94,7 +95,7 @@ class AskedRepo:
         stmt = select(AskedQuestion).where(
             AskedQuestion.user_id == user_id,
             AskedQuestion.chat_id == chat_id,
-            AskedQuestion.status == "open",
+            AskedQuestion.status == AskStatus.open,
             AskedQuestion.message_id.is_not(None),
         )
         if before_message is not None:
@@ -109,22 +110,24 @@ class AskedRepo:
         """open -> grading, atomically: only one of two racing answers wins."""
         result = await self.session.execute(
             update(AskedQuestion)
-            .where(AskedQuestion.id == ask_id, AskedQuestion.status == "open")
-            .values(status="grading")
+            .where(AskedQuestion.id == ask_id, AskedQuestion.status == AskStatus.open)
+            .values(status=AskStatus.grading)
         )
         return result.rowcount == 1  # type: ignore[attr-defined]
 
     async def close_open(self, interview_id: int, status: str) -> None:
         await self.session.execute(
             update(AskedQuestion)
-            .where(AskedQuestion.interview_id == interview_id, AskedQuestion.status == "open")
+            .where(
+                AskedQuestion.interview_id == interview_id, AskedQuestion.status == AskStatus.open
+            )
             .values(status=status)
         )
 
     async def unsent(self, user_id: int) -> Sequence[AskedQuestion]:
         stmt = select(AskedQuestion).where(
             AskedQuestion.user_id == user_id,
-            AskedQuestion.status == "open",
+            AskedQuestion.status == AskStatus.open,
             AskedQuestion.message_id.is_(None),
         )
         return (await self.session.scalars(stmt.order_by(AskedQuestion.id))).all()
@@ -167,11 +170,12 @@ class AnswerRepo:
         return {qid: int(n) for qid, n in (await self.session.execute(stmt)).all()}
 
     async def users_with_pending_work(self) -> list[int]:
-        answers = select(Answer.user_id).where(Answer.status.in_(("pending", "graded")))
+        owed = (AnswerStatus.pending, AnswerStatus.graded)
+        answers = select(Answer.user_id).where(Answer.status.in_(owed))
         asks = select(AskedQuestion.user_id).where(
-            AskedQuestion.status == "open", AskedQuestion.message_id.is_(None)
+            AskedQuestion.status == AskStatus.open, AskedQuestion.message_id.is_(None)
         )
-        interviews = select(Interview.user_id).where(Interview.status == "finishing")
+        interviews = select(Interview.user_id).where(Interview.status == InterviewStatus.finishing)
         stmt = answers.union(asks, interviews)
         return sorted({int(u) for u in (await self.session.scalars(stmt)).all()})
 
@@ -185,7 +189,3 @@ class Repo:
         self.interviews = InterviewRepo(session)
         self.asked = AskedRepo(session)
         self.answers = AnswerRepo(session)
-
-    @staticmethod
-    def now():
-        return utcnow()

@@ -1,5 +1,5 @@
 """Sends due daily questions: a loop that claims small batches and sends them under the global
-rate limit. All state is in the database (bot/services/daily.py); this side only talks to
+rate limit. All state is in the database (bot/services/daily/); this side only talks to
 Telegram and records each outcome."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.utils.formatting import Bold, Italic, Text, as_list
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.clock import Clock, utcnow
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.i18n import t
-from bot.services.daily import Clock, DailyJob, DailyService, Outcome
+from bot.services.daily import DailyJob, DailyService, Outcome
 from bot.storage.engine import create_session_factory
-from bot.storage.models import utcnow
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -101,10 +101,6 @@ class DailyScheduler:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="daily-scheduler")
-
-    def wake(self) -> None:
-        """Run a pass now (tests that move the clock; a new subscription due at once)."""
-        self._wake.set()
 
     async def close(self, timeout: float = 20.0) -> None:
         """Stop claiming, finish the messages in flight, hand unsent claims back."""

@@ -201,7 +201,7 @@ async def test_reply_to_old_daily_question_during_an_interview(sessions, bank, s
     for item in await interviews.outbox(1):
         await interviews.mark_sent(item, 4300)
     # A reply to the daily question grades it even though the interview's question is newer.
-    outcome, _ = await interviews.submit(1, 1, daily.question.answer.en, 50, reply_to=4242)
+    outcome, _ = await interviews.submit(1, 1, daily.question.answer.en, 4301, reply_to=4242)
     assert outcome is Outcome.graded
     feedback = [i for i in await interviews.outbox(1) if hasattr(i, "score")]
     assert feedback[0].question.id == daily.question.id
@@ -212,7 +212,7 @@ async def test_reply_to_old_daily_question_during_an_interview(sessions, bank, s
         ).all()
     assert [a.interview_id is not None for a in open_asks] == [True]
     # A plain message goes to the most recently asked open question: the interview's.
-    outcome, _ = await interviews.submit(1, 1, "I don't know", 51)
+    outcome, _ = await interviews.submit(1, 1, "I don't know", 4302)
     assert outcome is Outcome.graded
     assert (await service.view(1)).streak == 1  # type: ignore[union-attr]
 

@@ -7,7 +7,7 @@ import random
 from bot.content.loader import QuestionBank
 from bot.services.quiz import EXPLANATION_LIMIT, build_options, explanation, option_text
 from bot.services.rounds import LATE_GRACE, AnswerOutcome, StartOutcome
-from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem
 
 # The rounds tests' fake clock, stub grader and service fixtures.
 from tests.unit.test_rounds import GROUP, clock, service, stub  # noqa: F401

@@ -23,7 +23,7 @@ from bot.services.rounds import (
     parse_round_args,
     ranks,
 )
-from bot.services.rounds_items import (
+from bot.services.rounds.items import (
     LeaderboardItem,
     PrivateFeedbackItem,
     ResultsItem,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.telegram.rounds_limiter import GroupLimiter
+from bot.telegram.rounds.limiter import GroupLimiter
 
 
 class FakeTime:

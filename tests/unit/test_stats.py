@@ -15,7 +15,7 @@ from bot.storage.models import (
     Round,
     User,
 )
-from bot.telegram.routers.admin import render_stats
+from bot.telegram.stats_rendering import render_stats
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -29,15 +29,17 @@ from bot.services.rounds import (
     MAX_SECONDS,
     AnswerOutcome,
     GroupView,
+    QuestionState,
     RoundArgs,
     RoundService,
     RoundUsageError,
     StartOutcome,
     parse_round_args,
 )
+from bot.storage.statuses import RoundKind
 from bot.telegram.callbacks import RoundNextCallback
-from bot.telegram.rounds_rendering import render_top
-from bot.telegram.rounds_runner import RoundRunner
+from bot.telegram.rounds.rendering import render_top
+from bot.telegram.rounds.runner import RoundRunner
 
 GROUP_TYPES = {ChatType.GROUP, ChatType.SUPERGROUP}
 QUIZ_MAX_SECONDS = 600  # Telegram's open_period limit for polls
@@ -162,7 +164,7 @@ def build_group_router() -> Router:
         try:
             args = parse_round_args(command.args, rounds.min_seconds)
             # A quiz's polls close by Telegram's open_period; /round stop ends a quiz too.
-            if kind == "quiz" and (args.stop or (args.seconds or 0) > QUIZ_MAX_SECONDS):
+            if kind == RoundKind.quiz and (args.stop or (args.seconds or 0) > QUIZ_MAX_SECONDS):
                 raise RoundUsageError(command.args or "")
         except RoundUsageError:
             usage = _text(
@@ -320,7 +322,7 @@ async def _answer(
     group = await rounds.ensure_group(chat_id, message.chat.title, lang)
     if message.text is None:
         state = await rounds.question_state(chat_id, target.message_id)
-        key = {"open": "round_not_text", "closed": "round_closed"}.get(
+        key = {QuestionState.open: "round_not_text", QuestionState.closed: "round_closed"}.get(
             state or "", "round_reply_not_question"
         )
         await runner.note(chat_id, _text(group.language, key), message.message_id)

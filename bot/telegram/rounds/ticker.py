@@ -9,7 +9,7 @@ import asyncio
 import logging
 
 from bot.services.rounds import RoundService
-from bot.telegram.rounds_runner import RoundRunner
+from bot.telegram.rounds.runner import RoundRunner
 
 log = logging.getLogger(__name__)
 

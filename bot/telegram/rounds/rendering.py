@@ -8,7 +8,7 @@ from aiogram.utils.formatting import Bold, ExpandableBlockQuote, Italic, Text, a
 
 from bot.content.schema import Question
 from bot.i18n import t
-from bot.services.rounds_items import LeaderboardItem, ResultsItem, RoundQuestionItem, Standing
+from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem, Standing
 from bot.telegram.rendering import TELEGRAM_TEXT_LIMIT, _clip, _fmt, visible_length
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.content.schema import Question
+from bot.services.outbox import FeedbackItem
 
 
 @dataclass(frozen=True)
@@ -65,18 +66,40 @@ class LeaderboardItem:
 
 @dataclass(frozen=True)
 class PrivateFeedbackItem:
-    """Detailed feedback on one group answer, sent to the participant's private chat."""
+    """Detailed feedback on one group answer, sent to the participant's private chat: the
+    feedback every answer gets, addressed to that chat, and what is particular to a round."""
 
-    answer_id: int
+    feedback: FeedbackItem  # its chat_id is the participant's private chat, i.e. their user id
     chat_id: int  # the group it was answered in
-    user_id: int
-    language: str
-    question: Question
-    score: float
-    verdict: str
-    covered: list[str]
-    missed: list[str]
-    pitfalls: list[str]
+    language: str  # the participant's language, not the group's
+
+    @property
+    def answer_id(self) -> int:
+        return self.feedback.answer_id
+
+    @property
+    def user_id(self) -> int:
+        return self.feedback.chat_id
+
+    @property
+    def question(self) -> Question:
+        return self.feedback.question
+
+    @property
+    def score(self) -> float:
+        return self.feedback.score
+
+    @property
+    def covered(self) -> list[str]:
+        return self.feedback.covered
+
+    @property
+    def missed(self) -> list[str]:
+        return self.feedback.missed
+
+    @property
+    def pitfalls(self) -> list[str]:
+        return self.feedback.pitfalls
 
 
 GroupItem = RoundQuestionItem | ResultsItem | LeaderboardItem | PrivateFeedbackItem

@@ -17,10 +17,9 @@ from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyPara
 from aiogram.utils.formatting import Italic, Text
 
 from bot.i18n import t
-from bot.services.outbox import FeedbackItem
 from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
 from bot.services.rounds import RoundService
-from bot.services.rounds_items import (
+from bot.services.rounds.items import (
     GroupItem,
     LeaderboardItem,
     PrivateFeedbackItem,
@@ -28,9 +27,9 @@ from bot.services.rounds_items import (
     RoundQuestionItem,
 )
 from bot.telegram.rendering import render_feedback
-from bot.telegram.rounds_keyboards import next_keyboard
-from bot.telegram.rounds_limiter import GroupLimiter
-from bot.telegram.rounds_rendering import (
+from bot.telegram.rounds.keyboards import next_keyboard
+from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.rounds.rendering import (
     render_leaderboard,
     render_results,
     render_round_question,
@@ -133,18 +132,6 @@ class RoundRunner:
 
     async def _send_private(self, item: PrivateFeedbackItem) -> Message | None:
         """Detailed feedback in the participant's private chat (opted in from the group)."""
-        feedback = FeedbackItem(
-            answer_id=item.answer_id,
-            chat_id=item.user_id,
-            reply_to=None,
-            question=item.question,
-            score=item.score,
-            verdict=item.verdict,
-            covered=item.covered,
-            missed=item.missed,
-            pitfalls=item.pitfalls,
-            evidence={},
-        )
         header = Text(
             t(item.language, "round_private_header"),
             "\n",
@@ -153,7 +140,7 @@ class RoundRunner:
         last = None
         try:
             await self.bot.send_message(item.user_id, header.as_html())
-            for part in render_feedback(feedback, item.language):
+            for part in render_feedback(item.feedback, item.language):
                 last = await self.bot.send_message(item.user_id, part.as_html())
         except (TelegramBadRequest, TelegramForbiddenError) as exc:
             # Never started the bot privately, or blocked it: the group result stands.

@@ -13,9 +13,9 @@ from bot.config import Settings
 from bot.scoring.service import ScoringService
 from bot.services.rounds import RoundService
 from bot.storage.engine import create_session_factory
-from bot.telegram.rounds_limiter import GroupLimiter
-from bot.telegram.rounds_runner import RoundRunner
-from bot.telegram.rounds_ticker import run_ticker
+from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.rounds.runner import RoundRunner
+from bot.telegram.rounds.ticker import run_ticker
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Daily questions: subscriptions, due deliveries, atomic claims, outcomes and streaks.
+"""The daily delivery queue: due rows, atomic claims, sending, outcomes.
 
 Every delivery is a row, unique per (user, local date), so no process and no restart can make a
 second one for the same day. A row moves pending -> claimed -> sending -> sent | failed, each
@@ -11,37 +11,24 @@ The clock is injected everywhere, so tests move time instead of waiting for it.
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.content.loader import QuestionBank
-from bot.content.schema import Level, Question
-from bot.services.daily_choice import choose_daily_question
-from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
-from bot.storage.models import (
-    Answer,
-    AskedQuestion,
-    DailyDelivery,
-    DailySubscription,
-    User,
-    utcnow,
-)
+from bot.clock import aware
+from bot.content.schema import Question
+from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
+from bot.services.daily.choice import choose_daily_question
+from bot.services.schedule import local_date, next_due, parse_time
+from bot.storage.models import Answer, AskedQuestion, DailyDelivery, DailySubscription, User
+from bot.storage.statuses import AskStatus, DeliveryStatus
 
-Clock = Callable[[], datetime]
-# Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
-DELIVERIES = DailyDelivery.__table__
-SUBSCRIPTIONS = DailySubscription.__table__
-ASKS = AskedQuestion.__table__
-
-DEFAULT_GRACE = timedelta(hours=3)
 CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
 SENDING_STALE = timedelta(minutes=15)  # tried, outcome unknown: recorded as failed
 MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses only
@@ -49,26 +36,6 @@ MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses o
 REASON_MISSED = "missed: the bot was not running within the grace window"
 REASON_INTERRUPTED = "interrupted: the process stopped mid-send; not resent to avoid a duplicate"
 REASON_BLOCKED = "blocked: the user blocked the bot"
-
-
-def aware(value: datetime) -> datetime:
-    """SQLite hands datetimes back naive; every stored one is UTC."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class SubscriptionView:
-    user_id: int
-    chat_id: int
-    local_time: str
-    timezone: str
-    level: str  # effective: the subscription's, else the user's
-    own_level: bool  # the subscription fixes its level
-    weekdays_only: bool
-    active: bool
-    next_due_at: datetime | None
-    streak: int
-    timezone_given: bool = True  # False: defaulted to UTC on this call (hint the user)
 
 
 @dataclass(frozen=True)
@@ -93,103 +60,7 @@ class Outcome:
     deactivate: bool = False  # the user blocked the bot: stop the subscription
 
 
-class DailyService:
-    def __init__(
-        self,
-        sessions: async_sessionmaker[AsyncSession],
-        bank: QuestionBank,
-        clock: Clock = utcnow,
-        grace: timedelta = DEFAULT_GRACE,
-        rng: random.Random | None = None,
-    ):
-        self.sessions = sessions
-        self.bank = bank
-        self.clock = clock
-        self.grace = grace
-        self.rng = rng or random.Random()
-
-    def now(self) -> datetime:
-        return aware(self.clock()).astimezone(UTC)
-
-    # --- subscriptions -------------------------------------------------------------------------
-
-    async def subscribe(
-        self, user_id: int, chat_id: int, at: time, tz: str | None
-    ) -> SubscriptionView:
-        """Subscribe or change the time; `tz` None keeps the remembered timezone (else UTC).
-        Raises ScheduleError for a timezone parse_timezone does not accept."""
-        now = self.now()
-        tz = parse_timezone(tz) if tz is not None else None
-        async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
-            given = tz is not None or sub is not None
-            if sub is None:
-                sub = DailySubscription(user_id=user_id, timezone=tz or "UTC")
-                session.add(sub)
-            elif tz is not None:
-                sub.timezone = tz
-            sub.chat_id = chat_id
-            sub.local_time = at.strftime("%H:%M")
-            sub.active, sub.stopped_reason, sub.updated_at = True, None, now
-            if sub.weekdays_only is None:
-                sub.weekdays_only = False
-            sub.next_due_at = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
-            await session.flush()
-            view = await self._view(session, sub)
-        return SubscriptionView(**{**view.__dict__, "timezone_given": given})
-
-    async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
-        async with self.sessions() as session, session.begin():
-            result = await session.execute(
-                update(SUBSCRIPTIONS)
-                .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
-                .values(active=False, stopped_reason=reason, updated_at=self.now())
-            )
-            return result.rowcount == 1  # type: ignore[attr-defined]
-
-    async def view(self, user_id: int) -> SubscriptionView | None:
-        async with self.sessions() as session:
-            sub = await session.get(DailySubscription, user_id)
-            return await self._view(session, sub) if sub is not None else None
-
-    async def update(
-        self, user_id: int, *, level: str | None = None, weekdays_only: bool | None = None
-    ) -> SubscriptionView | None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
-            if sub is None:
-                return None
-            if level is not None:
-                sub.level = Level(level).value
-            if weekdays_only is not None:
-                sub.weekdays_only = weekdays_only
-                if sub.active:
-                    sub.next_due_at = next_due(
-                        now, parse_time(sub.local_time), sub.timezone, weekdays_only
-                    )
-            sub.updated_at = now
-            await session.flush()
-            return await self._view(session, sub)
-
-    async def _view(self, session: AsyncSession, sub: DailySubscription) -> SubscriptionView:
-        user = await session.get(User, sub.user_id)
-        level = sub.level or (user.level if user else "junior")
-        return SubscriptionView(
-            user_id=sub.user_id,
-            chat_id=sub.chat_id,
-            local_time=sub.local_time,
-            timezone=sub.timezone,
-            level=level,
-            own_level=sub.level is not None,
-            weekdays_only=bool(sub.weekdays_only),
-            active=bool(sub.active),
-            next_due_at=aware(sub.next_due_at) if sub.next_due_at and sub.active else None,
-            streak=await streak(session, sub.user_id),
-        )
-
-    # --- the schedule ------------------------------------------------------------------------
-
+class DeliveryQueueMixin(DailyBase):
     async def materialize(self, batch: int = 2000) -> int:
         """Turn due subscriptions into delivery rows; a due time further back than the grace
         window becomes a failed row with its reason. Returns the number of rows written."""
@@ -224,7 +95,7 @@ class DailyService:
                                 "chat_id": sub.chat_id,
                                 "local_date": local_date(due, sub.timezone),
                                 "due_at": due,
-                                "status": "failed" if late else "pending",
+                                "status": DeliveryStatus.failed if late else DeliveryStatus.pending,
                                 "reason": REASON_MISSED if late else None,
                             }
                         )
@@ -254,24 +125,27 @@ class DailyService:
         async with self.sessions() as session, session.begin():
             missed = await session.execute(
                 update(DELIVERIES)
-                .where(DailyDelivery.status == "pending", DailyDelivery.due_at < now - self.grace)
-                .values(status="failed", reason=REASON_MISSED)
+                .where(
+                    DailyDelivery.status == DeliveryStatus.pending,
+                    DailyDelivery.due_at < now - self.grace,
+                )
+                .values(status=DeliveryStatus.failed, reason=REASON_MISSED)
             )
             await session.execute(
                 update(DELIVERIES)
                 .where(
-                    DailyDelivery.status == "claimed",
+                    DailyDelivery.status == DeliveryStatus.claimed,
                     DailyDelivery.claimed_at < now - CLAIMED_STALE,
                 )
-                .values(status="pending", claim_token=None, claimed_at=None)
+                .values(status=DeliveryStatus.pending, claim_token=None, claimed_at=None)
             )
             interrupted = await session.execute(
                 update(DELIVERIES)
                 .where(
-                    DailyDelivery.status == "sending",
+                    DailyDelivery.status == DeliveryStatus.sending,
                     DailyDelivery.claimed_at < now - SENDING_STALE,
                 )
-                .values(status="failed", reason=REASON_INTERRUPTED)
+                .values(status=DeliveryStatus.failed, reason=REASON_INTERRUPTED)
             )
             return missed.rowcount + interrupted.rowcount  # type: ignore[attr-defined]
 
@@ -289,7 +163,7 @@ class DailyService:
                 due = (
                     select(DailyDelivery.id)
                     .where(
-                        DailyDelivery.status == "pending",
+                        DailyDelivery.status == DeliveryStatus.pending,
                         DailyDelivery.due_at <= now,
                         DailyDelivery.due_at >= now - self.grace,
                     )
@@ -303,8 +177,10 @@ class DailyService:
                     return []
                 result = await session.execute(
                     update(DELIVERIES)
-                    .where(DailyDelivery.id.in_(ids), DailyDelivery.status == "pending")
-                    .values(status="claimed", claim_token=token, claimed_at=now)
+                    .where(
+                        DailyDelivery.id.in_(ids), DailyDelivery.status == DeliveryStatus.pending
+                    )
+                    .values(status=DeliveryStatus.claimed, claim_token=token, claimed_at=now)
                     .execution_options(synchronize_session=False)
                 )
                 if not result.rowcount:  # type: ignore[attr-defined]
@@ -351,7 +227,7 @@ class DailyService:
             .where(
                 DailyDelivery.user_id.in_(user_ids),
                 DailyDelivery.question_id.is_not(None),
-                DailyDelivery.status != "failed",
+                DailyDelivery.status != DeliveryStatus.failed,
             )
             .group_by(DailyDelivery.user_id, DailyDelivery.question_id)
         ):
@@ -365,7 +241,7 @@ class DailyService:
                 best[row.user_id], self.rng,
             )  # fmt: skip
             if question is None:
-                row.status, row.reason = "failed", f"no questions for level {level}"
+                row.status, row.reason = DeliveryStatus.failed, f"no questions for level {level}"
                 continue
             row.question_id = question.id
             counts[row.user_id][question.id] = counts[row.user_id].get(question.id, 0) + 1
@@ -398,9 +274,9 @@ class DailyService:
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
-                        DailyDelivery.status == "claimed",
+                        DailyDelivery.status == DeliveryStatus.claimed,
                     )
-                    .values(status="sending", claimed_at=now)
+                    .values(status=DeliveryStatus.sending, claimed_at=now)
                 )
                 results.append(result.rowcount == 1)  # type: ignore[attr-defined]
         return results
@@ -414,16 +290,13 @@ class DailyService:
                     .where(
                         DailyDelivery.id == job.delivery_id,
                         DailyDelivery.claim_token == job.token,
-                        DailyDelivery.status == "claimed",
+                        DailyDelivery.status == DeliveryStatus.claimed,
                     )
-                    .values(status="pending", claim_token=None, claimed_at=None)
+                    .values(status=DeliveryStatus.pending, claim_token=None, claimed_at=None)
                 )
 
     async def mark_sent(self, job: DailyJob, message_id: int) -> None:
         await self.record([Outcome(job, message_id=message_id)])
-
-    async def mark_failed(self, job: DailyJob, reason: str, deactivate: bool = False) -> None:
-        await self.record([Outcome(job, reason=reason, deactivate=deactivate)])
 
     async def record(self, outcomes: Sequence[Outcome]) -> None:
         """Settle sent or failed deliveries in one transaction. A sent one becomes an asked
@@ -443,7 +316,7 @@ class DailyService:
                             "interview_id": None,
                             "position": 0,
                             "message_id": o.message_id,
-                            "status": "open",
+                            "status": AskStatus.open,
                             "asked_at": now,
                         }
                         for o in sent
@@ -456,7 +329,7 @@ class DailyService:
                         DELIVERIES.c.claim_token == bindparam("token"),
                     )
                     .values(
-                        status="sent",
+                        status=DeliveryStatus.sent,
                         ask_id=bindparam("aid"),
                         message_id=bindparam("mid"),
                         sent_at=now,
@@ -478,7 +351,7 @@ class DailyService:
                         DailyDelivery.id == outcome.job.delivery_id,
                         DailyDelivery.claim_token == outcome.job.token,
                     )
-                    .values(status="failed", reason=reason)
+                    .values(status=DeliveryStatus.failed, reason=reason)
                 )
                 if outcome.deactivate:
                     await session.execute(
@@ -487,29 +360,12 @@ class DailyService:
                         .values(active=False, stopped_reason=reason, updated_at=now)
                     )
 
-    async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
-        """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
-        async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(DELIVERIES)
-                .where(
-                    DailyDelivery.user_id == user_id,
-                    DailyDelivery.status.in_(("pending", "claimed")),
-                )
-                .values(status="failed", reason=reason)
-            )
-        return await self.unsubscribe(user_id, reason)
-
     async def status_counts(self) -> dict[str, int]:
         async with self.sessions() as session:
             rows = await session.execute(
                 select(DailyDelivery.status, func.count()).group_by(DailyDelivery.status)
             )
             return {status: int(n) for status, n in rows}
-
-    async def streak(self, user_id: int) -> int:
-        async with self.sessions() as session:
-            return await streak(session, user_id)
 
 
 async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
@@ -524,47 +380,3 @@ async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str
         ids = await session.scalars(stmt.returning(DELIVERIES.c.id), rows[start : start + 500])
         written += len(ids.all())
     return written
-
-
-def _adjacent(earlier: str, later: str) -> bool:
-    """Consecutive delivery days: nothing but a weekend between them."""
-    day, end = date.fromisoformat(earlier) + timedelta(days=1), date.fromisoformat(later)
-    while day < end:
-        if day.weekday() < 5:
-            return False
-        day += timedelta(days=1)
-    return day == end
-
-
-async def streak(session: AsyncSession, user_id: int) -> int:
-    """Consecutive days with the daily question answered, counting back from the latest.
-
-    Today's question still open does not break it; a day the bot failed to deliver is neutral.
-    """
-    rows = (
-        await session.execute(
-            select(DailyDelivery.local_date, DailyDelivery.status, AskedQuestion.status)
-            .outerjoin(AskedQuestion, AskedQuestion.id == DailyDelivery.ask_id)
-            .where(DailyDelivery.user_id == user_id)
-            .order_by(DailyDelivery.local_date.desc())
-            .limit(400)
-        )
-    ).all()
-    count, later = 0, None
-    for index, (day, status, ask_status) in enumerate(rows):
-        if later is not None and not _adjacent(day, later):
-            break
-        if status == "sent":
-            if ask_status == "answered":
-                count += 1
-            elif not (index == 0 and ask_status in ("open", "grading")):
-                break  # a question left unanswered (today's may still be answered)
-        # Rows still in flight, and days the bot failed to deliver, are neutral.
-        later = day
-    return count
-
-
-async def daily_streak_for_ask(session: AsyncSession, ask_id: int) -> int | None:
-    """The streak to show with feedback, if this ask is a daily question (else None)."""
-    row = await session.scalar(select(DailyDelivery.user_id).where(DailyDelivery.ask_id == ask_id))
-    return None if row is None else await streak(session, int(row))

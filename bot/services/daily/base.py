@@ -1,0 +1,38 @@
+"""What every part of the daily service shares: its collaborators, the clock and the grace."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.clock import Clock, aware, utcnow
+from bot.content.loader import QuestionBank
+from bot.storage.models import AskedQuestion, DailyDelivery, DailySubscription
+
+# Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
+DELIVERIES = DailyDelivery.__table__
+SUBSCRIPTIONS = DailySubscription.__table__
+ASKS = AskedQuestion.__table__
+
+DEFAULT_GRACE = timedelta(hours=3)
+
+
+class DailyBase:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        bank: QuestionBank,
+        clock: Clock = utcnow,
+        grace: timedelta = DEFAULT_GRACE,
+        rng: random.Random | None = None,
+    ):
+        self.sessions = sessions
+        self.bank = bank
+        self.clock = clock
+        self.grace = grace
+        self.rng = rng or random.Random()
+
+    def now(self) -> datetime:
+        return aware(self.clock()).astimezone(UTC)

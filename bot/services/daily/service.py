@@ -1,0 +1,31 @@
+"""The daily service: one class over subscriptions and the delivery queue."""
+
+from __future__ import annotations
+
+from sqlalchemy import update
+
+from bot.services.daily.base import DELIVERIES
+from bot.services.daily.queue import REASON_BLOCKED, DeliveryQueueMixin
+from bot.services.daily.subscriptions import SubscriptionsMixin
+from bot.storage.models import DailyDelivery
+from bot.storage.statuses import DeliveryStatus
+
+
+class DailyService(SubscriptionsMixin, DeliveryQueueMixin):
+    """Daily questions: subscriptions, and the queue that delivers them exactly once.
+
+    Built with the sessions and the bank, and optionally a clock, the grace window and a random
+    generator (see DailyBase)."""
+
+    async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
+        """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(DELIVERIES)
+                .where(
+                    DailyDelivery.user_id == user_id,
+                    DailyDelivery.status.in_((DeliveryStatus.pending, DeliveryStatus.claimed)),
+                )
+                .values(status=DeliveryStatus.failed, reason=reason)
+            )
+        return await self.unsubscribe(user_id, reason)

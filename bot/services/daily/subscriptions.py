@@ -1,0 +1,108 @@
+"""Daily subscriptions: subscribe (time, timezone), unsubscribe, change, and the view of one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, time
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.clock import aware
+from bot.content.schema import Level
+from bot.services.daily.base import SUBSCRIPTIONS, DailyBase
+from bot.services.daily.streaks import streak
+from bot.services.schedule import next_due, parse_time, parse_timezone
+from bot.storage.models import DailySubscription, User
+
+
+@dataclass(frozen=True)
+class SubscriptionView:
+    user_id: int
+    chat_id: int
+    local_time: str
+    timezone: str
+    level: str  # effective: the subscription's, else the user's
+    own_level: bool  # the subscription fixes its level
+    weekdays_only: bool
+    active: bool
+    next_due_at: datetime | None
+    streak: int
+    timezone_given: bool = True  # False: defaulted to UTC on this call (hint the user)
+
+
+class SubscriptionsMixin(DailyBase):
+    async def subscribe(
+        self, user_id: int, chat_id: int, at: time, tz: str | None
+    ) -> SubscriptionView:
+        """Subscribe or change the time; `tz` None keeps the remembered timezone (else UTC).
+        Raises ScheduleError for a timezone parse_timezone does not accept."""
+        now = self.now()
+        tz = parse_timezone(tz) if tz is not None else None
+        async with self.sessions() as session, session.begin():
+            sub = await session.get(DailySubscription, user_id)
+            given = tz is not None or sub is not None
+            if sub is None:
+                sub = DailySubscription(user_id=user_id, timezone=tz or "UTC")
+                session.add(sub)
+            elif tz is not None:
+                sub.timezone = tz
+            sub.chat_id = chat_id
+            sub.local_time = at.strftime("%H:%M")
+            sub.active, sub.stopped_reason, sub.updated_at = True, None, now
+            if sub.weekdays_only is None:
+                sub.weekdays_only = False
+            sub.next_due_at = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
+            await session.flush()
+            view = await self._view(session, sub)
+        return SubscriptionView(**{**view.__dict__, "timezone_given": given})
+
+    async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
+        async with self.sessions() as session, session.begin():
+            result = await session.execute(
+                update(SUBSCRIPTIONS)
+                .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
+                .values(active=False, stopped_reason=reason, updated_at=self.now())
+            )
+            return result.rowcount == 1  # type: ignore[attr-defined]
+
+    async def view(self, user_id: int) -> SubscriptionView | None:
+        async with self.sessions() as session:
+            sub = await session.get(DailySubscription, user_id)
+            return await self._view(session, sub) if sub is not None else None
+
+    async def update(
+        self, user_id: int, *, level: str | None = None, weekdays_only: bool | None = None
+    ) -> SubscriptionView | None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            sub = await session.get(DailySubscription, user_id)
+            if sub is None:
+                return None
+            if level is not None:
+                sub.level = Level(level).value
+            if weekdays_only is not None:
+                sub.weekdays_only = weekdays_only
+                if sub.active:
+                    sub.next_due_at = next_due(
+                        now, parse_time(sub.local_time), sub.timezone, weekdays_only
+                    )
+            sub.updated_at = now
+            await session.flush()
+            return await self._view(session, sub)
+
+    async def _view(self, session: AsyncSession, sub: DailySubscription) -> SubscriptionView:
+        user = await session.get(User, sub.user_id)
+        level = sub.level or (user.level if user else "junior")
+        return SubscriptionView(
+            user_id=sub.user_id,
+            chat_id=sub.chat_id,
+            local_time=sub.local_time,
+            timezone=sub.timezone,
+            level=level,
+            own_level=sub.level is not None,
+            weekdays_only=bool(sub.weekdays_only),
+            active=bool(sub.active),
+            next_due_at=aware(sub.next_due_at) if sub.next_due_at and sub.active else None,
+            streak=await streak(session, sub.user_id),
+        )

@@ -1,0 +1,26 @@
+"""From a grade to the fields stored on an answer row: one mapping for every kind of answer."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from bot.scoring.grader import GradeResult
+
+GRADE_FIELDS = ("score", "verdict", "covered", "missed", "pitfalls", "evidence")
+
+
+def stored_fields(result: GradeResult, only: Collection[str] = GRADE_FIELDS) -> dict[str, object]:
+    """The grade as column values: key-point and pitfall ids, and the evidence per point (a
+    pitfall's under "pitfall:<id>"). `only`: the columns the table has."""
+    fields: dict[str, object] = {
+        "score": result.score,
+        "verdict": result.verdict,
+        "covered": result.covered,
+        "missed": result.missed,
+        "pitfalls": [p.id for p in result.pitfalls],
+        "evidence": {
+            **{p.id: p.evidence for p in result.points if p.evidence},
+            **{f"pitfall:{p.id}": p.evidence for p in result.pitfalls},
+        },
+    }
+    return {key: value for key, value in fields.items() if key in only}

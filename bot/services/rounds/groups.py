@@ -1,0 +1,103 @@
+"""A group's row and round settings (level, language, who may manage), and the bot leaving it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import update
+
+from bot.content.schema import Level
+from bot.services.rounds.base import RoundsBase, once_more_on_conflict
+from bot.storage import rounds_queries as queries
+from bot.storage.models import GroupChat, RoundQuestion
+from bot.storage.statuses import RoundQuestionStatus, RoundStatus
+
+
+@dataclass(frozen=True)
+class GroupView:
+    id: int
+    language: str
+    level: str
+    allow_everyone: bool
+    active: bool
+
+
+def _view(group: GroupChat) -> GroupView:
+    return GroupView(group.id, group.language, group.level, group.allow_everyone, group.active)
+
+
+class GroupsMixin(RoundsBase):
+    async def ensure_group(
+        self, chat_id: int, title: str | None = None, language: str = "en"
+    ) -> GroupView:
+        return await once_more_on_conflict(lambda: self._ensure_group(chat_id, title, language))
+
+    async def _ensure_group(self, chat_id: int, title: str | None, language: str) -> GroupView:
+        async with self.sessions() as session, session.begin():
+            group = await session.get(GroupChat, chat_id)
+            if group is None:
+                group = GroupChat(id=chat_id, title=title, language=language, level="junior")
+                session.add(group)
+                await session.flush()
+            elif not group.active:
+                group.active = True
+            if title and group.title != title:
+                group.title = title
+            return _view(group)
+
+    async def group(self, chat_id: int) -> GroupView | None:
+        async with self.sessions() as session:
+            group = await session.get(GroupChat, chat_id)
+            return _view(group) if group else None
+
+    async def update_group(
+        self,
+        chat_id: int,
+        *,
+        level: str | None = None,
+        language: str | None = None,
+        allow_everyone: bool | None = None,
+    ) -> GroupView:
+        return await once_more_on_conflict(
+            lambda: self._update_group(chat_id, level, language, allow_everyone)
+        )
+
+    async def _update_group(
+        self,
+        chat_id: int,
+        level: str | None,
+        language: str | None,
+        allow_everyone: bool | None,
+    ) -> GroupView:
+        async with self.sessions() as session, session.begin():
+            group = await session.get(GroupChat, chat_id)
+            if group is None:
+                group = GroupChat(id=chat_id, language=language or "en", level="junior")
+                session.add(group)
+            if level is not None:
+                group.level = Level(level).value
+            if language is not None:
+                group.language = language
+            if allow_everyone is not None:
+                group.allow_everyone = allow_everyone
+            await session.flush()
+            return _view(group)
+
+    async def bot_removed(self, chat_id: int) -> bool:
+        """The bot left or was removed: end the round without owing the group any message."""
+        async with self.sessions() as session, session.begin():
+            group = await session.get(GroupChat, chat_id)
+            if group is not None:
+                group.active = False
+            rounds = await queries.running_rounds(session, chat_id)
+            for round_ in rounds:
+                round_.status, round_.finished_at = RoundStatus.stopped, self.clock()
+                await session.execute(
+                    update(RoundQuestion)
+                    .where(
+                        RoundQuestion.round_id == round_.id,
+                        RoundQuestion.status != RoundQuestionStatus.done,
+                    )
+                    .values(status=RoundQuestionStatus.done, closed_at=self.clock())
+                )
+            return bool(rounds)
