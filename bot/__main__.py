@@ -151,9 +151,10 @@ def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> 
     errors = [j for j in jobs if isinstance(j, str)]
     if errors:
         return _fail("; ".join(errors[:5]))
+    valid = [j for j in jobs if not isinstance(j, str)]
     scoring = _scoring(settings, bank)
     try:
-        for job in jobs:
+        for job in valid:
             if len(job) == 3:
                 question_id, answer, lang = job
                 result = scoring.grade_blocking(bank.questions[question_id], answer, lang or None)

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
@@ -77,13 +78,15 @@ class DeliveryQueueMixin(DailyBase):
                     .order_by(DailySubscription.next_due_at)
                     .limit(batch)
                 )
-                if session.bind.dialect.name == "postgresql":
+                if session.get_bind().dialect.name == "postgresql":
                     stmt = stmt.with_for_update(skip_locked=True)
                 subs = (await session.scalars(stmt)).all()
                 rows: list[dict[str, Any]] = []
                 moves: list[dict[str, Any]] = []
                 for sub in subs:
-                    due = aware(sub.next_due_at)  # type: ignore[arg-type]
+                    due = aware(sub.next_due_at)
+                    if due is None:  # not reached: only subscriptions with a due time are read
+                        continue
                     at = parse_time(sub.local_time)
                     for _ in range(MAX_MISSED_ROWS):
                         if due > now:
@@ -170,7 +173,7 @@ class DeliveryQueueMixin(DailyBase):
                     .order_by(DailyDelivery.due_at, DailyDelivery.id)
                     .limit(limit)
                 )
-                if session.bind.dialect.name == "postgresql":
+                if session.get_bind().dialect.name == "postgresql":
                     due = due.with_for_update(skip_locked=True)
                 ids = list((await session.scalars(due)).all())
                 if not ids:
@@ -222,7 +225,7 @@ class DeliveryQueueMixin(DailyBase):
         ):
             seen[uid].add(qid)
         counts: defaultdict[int, dict[str, int]] = defaultdict(dict)
-        for uid, qid, n in await session.execute(
+        for uid, asked_id, n in await session.execute(
             select(DailyDelivery.user_id, DailyDelivery.question_id, func.count())
             .where(
                 DailyDelivery.user_id.in_(user_ids),
@@ -231,7 +234,8 @@ class DeliveryQueueMixin(DailyBase):
             )
             .group_by(DailyDelivery.user_id, DailyDelivery.question_id)
         ):
-            counts[uid][qid] = int(n)
+            if asked_id is not None:  # filtered above; the column is nullable
+                counts[uid][asked_id] = int(n)
         jobs: list[DailyJob] = []
         for row in rows:
             user, sub = users.get(row.user_id), subs.get(row.user_id)
@@ -370,11 +374,12 @@ class DeliveryQueueMixin(DailyBase):
 
 async def _insert_ignoring_duplicates(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
     """INSERT ... ON CONFLICT DO NOTHING on (user_id, local_date): one row per user and day."""
-    if session.bind.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+    keys = ["user_id", "local_date"]
+    stmt: postgresql.Insert | sqlite.Insert
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = postgresql.insert(DELIVERIES).on_conflict_do_nothing(index_elements=keys)
     else:
-        from sqlalchemy.dialects.sqlite import insert
-    stmt = insert(DELIVERIES).on_conflict_do_nothing(index_elements=["user_id", "local_date"])
+        stmt = sqlite.insert(DELIVERIES).on_conflict_do_nothing(index_elements=keys)
     written = 0
     for start in range(0, len(rows), 500):
         ids = await session.scalars(stmt.returning(DELIVERIES.c.id), rows[start : start + 500])

@@ -322,9 +322,11 @@ async def _answer(
     group = await rounds.ensure_group(chat_id, message.chat.title, lang)
     if message.text is None:
         state = await rounds.question_state(chat_id, target.message_id)
-        key = {QuestionState.open: "round_not_text", QuestionState.closed: "round_closed"}.get(
-            state or "", "round_reply_not_question"
-        )
+        keys: dict[QuestionState | None, str] = {
+            QuestionState.open: "round_not_text",
+            QuestionState.closed: "round_closed",
+        }
+        key = keys.get(state, "round_reply_not_question")
         await runner.note(chat_id, _text(group.language, key), message.message_id)
         return
     result = await rounds.submit(
