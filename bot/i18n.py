@@ -404,6 +404,29 @@ TEXTS: dict[str, dict[str, str]] = {
     "btn.skip": {"ru": "Пропустить ⏭", "en": "Skip ⏭"},
     "btn.lang.ru": {"ru": "Русский", "en": "Русский"},
     "btn.lang.en": {"ru": "English", "en": "English"},
+    # --- question topics (content/*/*.yaml `topics:`), as users read them -----------------
+    "topic.basics": {"ru": "основы PyTorch", "en": "PyTorch basics"},
+    "topic.tensors": {"ru": "тензоры", "en": "tensors"},
+    "topic.autograd": {"ru": "autograd и градиенты", "en": "autograd and gradients"},
+    "topic.modules": {"ru": "модули (nn.Module)", "en": "modules (nn.Module)"},
+    "topic.layers": {"ru": "слои нейросетей", "en": "network layers"},
+    "topic.training": {"ru": "обучение моделей", "en": "model training"},
+    "topic.optimization": {"ru": "оптимизация", "en": "optimization"},
+    "topic.regularization": {"ru": "регуляризация", "en": "regularization"},
+    "topic.data": {"ru": "загрузка данных", "en": "data loading"},
+    "topic.gpu": {"ru": "работа с GPU", "en": "working with GPUs"},
+    "topic.performance": {"ru": "производительность", "en": "performance"},
+    "topic.memory": {"ru": "расход памяти", "en": "memory use"},
+    "topic.distributed": {"ru": "распределённое обучение", "en": "distributed training"},
+    "topic.compilation": {"ru": "компиляция моделей", "en": "model compilation"},
+    "topic.deployment": {"ru": "развёртывание моделей", "en": "deployment"},
+    "topic.debugging": {"ru": "отладка", "en": "debugging"},
+    "topic.nlp": {"ru": "обработка текста (NLP)", "en": "NLP"},
+    "topic.cv": {"ru": "компьютерное зрение", "en": "computer vision"},
+    "topic.evaluation": {"ru": "оценка качества моделей", "en": "model evaluation"},
+    "topic.production": {"ru": "PyTorch в продакшене", "en": "PyTorch in production"},
+    "topic.ecosystem": {"ru": "экосистема PyTorch", "en": "the PyTorch ecosystem"},
+    "topic.inference": {"ru": "инференс", "en": "inference"},
 }
 
 COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
@@ -437,6 +460,12 @@ class _Formatter(string.Formatter):
         if "|" in format_spec:
             return plural(self.lang, int(value), format_spec)  # type: ignore[call-overload]
         return super().format_field(value, format_spec)
+
+
+def topic_name(lang: str, topic: str) -> str:
+    """A question topic as users read it; a topic without a name (another bank) shows its id."""
+    entry = TEXTS.get(f"topic.{topic}")
+    return entry[lang] if entry is not None and lang in entry else topic
 
 
 def t(lang: str, key: str, /, **values: object) -> str:

@@ -1,5 +1,5 @@
 """Every text in both languages with the same placeholders, no unused texts, plural forms that
-read naturally."""
+read naturally, and a name for every topic of the bank."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from bot.content.loader import QuestionBank
-from bot.i18n import COMMANDS, GROUP_COMMANDS, LANGS, TEXTS, plural, t
+from bot.i18n import COMMANDS, GROUP_COMMANDS, LANGS, TEXTS, plural, t, topic_name
+from bot.services.outbox import SummaryItem
+from bot.telegram.rendering import render_summary
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
 VERDICTS = ("excellent", "good", "partial", "weak", "no-answer", "off-topic", "retired")
@@ -95,6 +97,7 @@ def _dynamic_keys(bank: QuestionBank) -> set[str]:
         | {f"btn.lang.{lang}" for lang in LANGS}
         | {f"verdict.{v}" for v in VERDICTS}
         | {f"{kind}_{what}" for kind in ("round", "quiz") for what in ("started", "usage")}
+        | {f"topic.{topic}" for question in bank for topic in question.topics}
     )
 
 
@@ -110,3 +113,23 @@ def test_every_text_is_used(bank: QuestionBank) -> None:
         if key not in dynamic and f'"{key}"' not in source and f"'{key}'" not in source
     ]
     assert not unused, unused
+
+
+def test_every_topic_of_the_bank_has_a_name_in_both_languages(bank: QuestionBank) -> None:
+    topics = {topic for question in bank for topic in question.topics}
+    assert topics
+    for topic in sorted(topics):
+        names = {lang: topic_name(lang, topic) for lang in LANGS}
+        assert f"topic.{topic}" in TEXTS, topic
+        assert re.search("[а-яё]", names["ru"].lower()), (topic, names)  # Russian words
+        assert names["ru"] != names["en"] or names["en"] != topic, (topic, names)
+    assert topic_name("ru", "no-such-topic") == "no-such-topic"  # another bank: its id
+
+
+def test_summary_names_weak_topics_in_the_users_language() -> None:
+    item = SummaryItem(
+        interview_id=1, chat_id=1, total=2, answered=2, skipped=0, average=3.0,
+        weakest_topics=["basics", "tensors"],
+    )  # fmt: skip
+    assert "Стоит подтянуть: основы PyTorch, тензоры" in render_summary(item, "ru").as_html()
+    assert "Worth revisiting: PyTorch basics, tensors" in render_summary(item, "en").as_html()
