@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from bot.config import ConfigError, Settings, load_settings
 from bot.content.loader import BankError, QuestionBank, load_bank
+from bot.i18n import TEXTS
 
 if TYPE_CHECKING:
     from bot.scoring.service import ScoringService
@@ -103,7 +104,11 @@ def _content_check(bank: QuestionBank) -> int:
     for topic in sorted(topics):
         c = topics[topic]
         print(f"{topic:16} {c['junior']:7} {c['middle']:7} {c['senior']:7}")
-    warnings = []
+    warnings = [
+        f"topic {topic}: no display name (add topic.{topic} to bot/i18n.py)"
+        for topic in sorted(topics)
+        if f"topic.{topic}" not in TEXTS
+    ]
     for q in bank:
         for lang in ("ru", "en"):
             if q.short_answer is None:

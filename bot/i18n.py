@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+
 LANGS = ("ru", "en")
 
 TEXTS: dict[str, dict[str, str]] = {
@@ -55,8 +57,8 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "language_set": {"ru": "Язык: русский.", "en": "Language: English."},
     "interview_started": {
-        "ru": "Начинаем собеседование: {count} вопр., уровень {level}. /skip — пропустить, /stop — закончить.",
-        "en": "Starting the interview: {count} question(s), level {level}. /skip to skip, /stop to end.",
+        "ru": "Начинаем собеседование: {count:вопрос|вопроса|вопросов}, уровень {level}. /skip — пропустить, /stop — закончить.",
+        "en": "Starting the interview: {count:question|questions}, level {level}. /skip to skip, /stop to end.",
     },
     "interview_replaced": {
         "ru": "Предыдущее собеседование закрыто.",
@@ -160,7 +162,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "Ответов оценено: {answers_graded} (за сутки: {answers_graded_24h}), "
             "ждут оценки: {answers_pending}\n"
             "Средняя оценка за 7 дней: {average}\n"
-            "Вопрос дня: подписчиков {daily_subscribers}, отправлено за сутки "
+            "Вопрос дня: {daily_subscribers:подписчик|подписчика|подписчиков}, отправлено за сутки "
             "{daily_sent_24h}, не доставлено {daily_failed_24h}\n"
             "Группы: {groups}, раундов сыграно {rounds_finished}, идёт сейчас {rounds_active}"
         ),
@@ -169,7 +171,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "Answers graded: {answers_graded} ({answers_graded_24h} in 24 h), "
             "waiting: {answers_pending}\n"
             "Average score, 7 days: {average}\n"
-            "Daily question: {daily_subscribers} subscribers, {daily_sent_24h} sent in 24 h, "
+            "Daily question: {daily_subscribers:subscriber|subscribers}, {daily_sent_24h} sent in 24 h, "
             "{daily_failed_24h} failed\n"
             "Groups: {groups}, rounds played {rounds_finished}, running now {rounds_active}"
         ),
@@ -179,17 +181,13 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Hardest questions, last 30 days:",
     },
     "stats_hardest_line": {
-        "ru": "• {id}: {average}/10 (ответов: {answers})",
-        "en": "• {id}: {average}/10 ({answers} answers)",
+        "ru": "• {id}: {average}/10 ({answers:ответ|ответа|ответов})",
+        "en": "• {id}: {average}/10 ({answers:answer|answers})",
     },
     "outdated_button": {"ru": "Эта кнопка устарела.", "en": "This button is out of date."},
     "grading_failed": {
         "ru": "Не удалось оценить ответ, он сохранён и будет оценён позже.",
         "en": "Grading failed; your answer is saved and will be graded later.",
-    },
-    "group_unsupported": {
-        "ru": "В группах я пока не провожу собеседования — напишите мне в личные сообщения.",
-        "en": "I don't run interviews in groups yet — message me privately.",
     },
     # --- group rounds (issue 3) ---
     "group_howto": {
@@ -205,8 +203,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Only the group's admins can start or stop a round.",
     },
     "round_started": {
-        "ru": "Раунд начался: {count} вопр., уровень {level}, по {seconds} с на вопрос. Отвечайте reply на сообщение с вопросом; у каждого один ответ — засчитывается последний до дедлайна.",
-        "en": "Round started: {count} question(s), level {level}, {seconds} s each. Reply to the question message; one answer per person — your latest reply before the deadline counts.",
+        "ru": "Раунд начался: {count:вопрос|вопроса|вопросов}, уровень {level}, по {seconds} с на вопрос. Отвечайте reply на сообщение с вопросом; у каждого один ответ — засчитывается последний до дедлайна.",
+        "en": "Round started: {count:question|questions}, level {level}, {seconds} s each. Reply to the question message; one answer per person — your latest reply before the deadline counts.",
     },
     "round_running": {
         "ru": "Раунд уже идёт. Администратор может закончить его: /round stop",
@@ -244,8 +242,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Pitfalls participants fell into:",
     },
     "round_leaderboard": {
-        "ru": "Раунд завершён — итоговая таблица ({questions} вопр.):",
-        "en": "Round finished — leaderboard ({questions} question(s)):",
+        "ru": "Раунд завершён — итоговая таблица ({questions:вопрос|вопроса|вопросов}):",
+        "en": "Round finished — leaderboard ({questions:question|questions}):",
     },
     "round_leaderboard_empty": {
         "ru": "Ни одного ответа в этом раунде.",
@@ -256,7 +254,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Оценённых ответов пока нет. Начать раунд: /round",
         "en": "No graded answers yet. Start a round: /round",
     },
-    "round_answers_count": {"ru": "ответов: {count}", "en": "{count} answer(s)"},
+    "round_answers_count": {
+        "ru": "{count:ответ|ответа|ответов}",
+        "en": "{count:answer|answers}",
+    },
     "round_reply_not_question": {
         "ru": "Чтобы ответить, сделайте reply на сообщение с вопросом текущего раунда.",
         "en": "To answer, reply to the question message of the current round.",
@@ -293,8 +294,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Only the group's admins can change its settings.",
     },
     "quiz_started": {
-        "ru": "Квиз начался: {count} опрос(ов), уровень {level}, по {seconds} с. Голосуйте в каждом опросе; верный ответ — 10 очков в общий рейтинг.",
-        "en": "Quiz started: {count} poll(s), level {level}, {seconds} s each. Vote in each poll; a right answer scores 10 towards the leaderboard.",
+        "ru": "Квиз начался: {count:опрос|опроса|опросов}, уровень {level}, по {seconds} с. Голосуйте в каждом опросе; верный ответ — 10 очков в общий рейтинг.",
+        "en": "Quiz started: {count:poll|polls}, level {level}, {seconds} s each. Vote in each poll; a right answer scores 10 towards the leaderboard.",
     },
     "quiz_usage": {
         "ru": "Формат: /quiz [junior|middle|senior] [N] [секунды] — N от 1 до {max}, секунды от {min} до 600.",
@@ -320,8 +321,8 @@ TEXTS: dict[str, dict[str, str]] = {
     # --- daily questions ---------------------------------------------------------------------
     "daily_header": {"ru": "Вопрос дня · {level}", "en": "Daily question · {level}"},
     "daily_streak": {
-        "ru": "🔥 Серия: {streak} дн. подряд",
-        "en": "🔥 Streak: {streak} day(s) in a row",
+        "ru": "🔥 Серия: {streak:день|дня|дней} подряд",
+        "en": "🔥 Streak: {streak:day|days} in a row",
     },
     "daily_usage": {
         "ru": (
@@ -407,15 +408,72 @@ TEXTS: dict[str, dict[str, str]] = {
     "btn.skip": {"ru": "Пропустить ⏭", "en": "Skip ⏭"},
     "btn.lang.ru": {"ru": "Русский", "en": "Русский"},
     "btn.lang.en": {"ru": "English", "en": "English"},
-    "topic_sep": {"ru": ", ", "en": ", "},
+    # --- question topics (content/*/*.yaml `topics:`), as users read them -----------------
+    "topic.basics": {"ru": "основы PyTorch", "en": "PyTorch basics"},
+    "topic.tensors": {"ru": "тензоры", "en": "tensors"},
+    "topic.autograd": {"ru": "autograd и градиенты", "en": "autograd and gradients"},
+    "topic.modules": {"ru": "модули (nn.Module)", "en": "modules (nn.Module)"},
+    "topic.layers": {"ru": "слои нейросетей", "en": "network layers"},
+    "topic.training": {"ru": "обучение моделей", "en": "model training"},
+    "topic.optimization": {"ru": "оптимизация", "en": "optimization"},
+    "topic.regularization": {"ru": "регуляризация", "en": "regularization"},
+    "topic.data": {"ru": "загрузка данных", "en": "data loading"},
+    "topic.gpu": {"ru": "работа с GPU", "en": "working with GPUs"},
+    "topic.performance": {"ru": "производительность", "en": "performance"},
+    "topic.memory": {"ru": "расход памяти", "en": "memory use"},
+    "topic.distributed": {"ru": "распределённое обучение", "en": "distributed training"},
+    "topic.compilation": {"ru": "компиляция моделей", "en": "model compilation"},
+    "topic.deployment": {"ru": "развёртывание моделей", "en": "deployment"},
+    "topic.debugging": {"ru": "отладка", "en": "debugging"},
+    "topic.nlp": {"ru": "обработка текста (NLP)", "en": "NLP"},
+    "topic.cv": {"ru": "компьютерное зрение", "en": "computer vision"},
+    "topic.evaluation": {"ru": "оценка качества моделей", "en": "model evaluation"},
+    "topic.production": {"ru": "PyTorch в продакшене", "en": "PyTorch in production"},
+    "topic.ecosystem": {"ru": "экосистема PyTorch", "en": "the PyTorch ecosystem"},
+    "topic.inference": {"ru": "инференс", "en": "inference"},
 }
 
 COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
 GROUP_COMMANDS = ("round", "quiz", "top", "feedback", "settings", "help")
 
 
+def plural(lang: str, n: int, forms: str) -> str:
+    """The count with its noun in the form the count needs: "21 вопрос", "22 вопроса",
+    "25 вопросов", "1 question", "2 questions". `forms`: "one|few|many" for ru (1, 2-4, 5-20:
+    вопрос|вопроса|вопросов), "one|other" for en (question|questions)."""
+    options = forms.split("|")
+    if lang == "ru" and len(options) == 3:
+        if n % 10 == 1 and n % 100 != 11:
+            form = options[0]
+        elif 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+            form = options[1]
+        else:
+            form = options[2]
+    else:
+        form = options[0] if n == 1 else options[-1]
+    return f"{n} {form}"
+
+
+class _Formatter(string.Formatter):
+    """str.format, plus plural forms in the format spec: "{count:вопрос|вопроса|вопросов}"."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        if "|" in format_spec:
+            return plural(self.lang, int(value), format_spec)  # type: ignore[call-overload]
+        return super().format_field(value, format_spec)
+
+
+def topic_name(lang: str, topic: str) -> str:
+    """A question topic as users read it; a topic without a name (another bank) shows its id."""
+    entry = TEXTS.get(f"topic.{topic}")
+    return entry[lang] if entry is not None and lang in entry else topic
+
+
 def t(lang: str, key: str, /, **values: object) -> str:
     # Positional-only: a placeholder may itself be named `lang` or `key` ({lang} in group_settings).
     entry = TEXTS[key]
     text = entry.get(lang) or entry["en"]
-    return text.format(**values) if values else text
+    return _Formatter(lang).format(text, **values) if values else text

@@ -12,7 +12,7 @@ from aiogram.utils.formatting import (
     as_list,
 )
 
-from bot.i18n import TEXTS, t
+from bot.i18n import TEXTS, t, topic_name
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
 
 TELEGRAM_TEXT_LIMIT = 4096
@@ -122,7 +122,8 @@ def render_summary(item: SummaryItem, lang: str) -> Text:
     )
     if item.average is not None:
         if item.weakest_topics:
-            lines.append(t(lang, "summary_weakest", topics=", ".join(item.weakest_topics)))
+            topics = ", ".join(topic_name(lang, topic) for topic in item.weakest_topics)
+            lines.append(t(lang, "summary_weakest", topics=topics))
         else:
             lines.append(t(lang, "summary_strong"))
     lines.append(t(lang, "summary_next"))

@@ -109,7 +109,7 @@ async def test_answers_streak_and_reply_during_an_interview(
         telegram.send_text(user, question.answer.en, reply_to=daily["message_id"])
         feedback = await wait_text(telegram, 10, "Score: ", after=count)
         assert feedback["reply_to_message_id"] is not None
-        await wait_text(telegram, 10, "Streak: 1 day(s) in a row", after=count)
+        await wait_text(telegram, 10, "Streak: 1 day in a row", after=count)
         score = float(feedback["text"].split("Score: ")[1].split("/10")[0])
         assert score >= 7.0
 
@@ -121,7 +121,7 @@ async def test_answers_streak_and_reply_during_an_interview(
 
         telegram.send_text(user, "/daily")
         view = await wait_text(telegram, 10, "Daily question: at 08:00 (UTC), level junior")
-        assert "Streak: 1 day(s)" in view["text"] and "Next: 2026-06-11 08:00 (Thu)" in view["text"]
+        assert "Streak: 1 day in" in view["text"] and "Next: 2026-06-11 08:00 (Thu)" in view["text"]
         buttons = [
             b["callback_data"] for row in view["reply_markup"]["inline_keyboard"] for b in row
         ]

@@ -51,7 +51,7 @@ async def test_run_delivers_a_daily_question_at_the_minute(
         except TimeoutError:
             sent = [m["text"][:200] for m in telegram.bot_messages(31)[count:]]
             raise AssertionError(f"{sent}\n{log.read_text()[-3000:]}") from None
-        await wait_text(telegram, 31, "Серия: 1 дн. подряд", after=count)
+        await wait_text(telegram, 31, "Серия: 1 день подряд", after=count)
         assert len(daily_messages(telegram, 31)) == 1
     finally:
         await terminate(process)

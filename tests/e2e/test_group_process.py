@@ -54,7 +54,7 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         telegram.send_in_group(cy, GROUP, q2.answer.en, reply_to=second["message_id"])
         telegram.send_in_group(bob, GROUP, "I don't know", reply_to=second["message_id"])
         await wait_text(telegram, GROUP, "Results · question 2/2")
-        board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 question(s))")
+        board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 questions)")
         assert "Bob" in board["text"] and "Cy" in board["text"]
         assert len(round_questions(telegram, GROUP)) == 2
     finally:

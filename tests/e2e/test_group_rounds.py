@@ -110,7 +110,7 @@ async def test_two_question_round_ranks_everyone(
     await wait_text(telegram, GROUP, "Bob, after each question I'll send you detailed feedback")
 
     telegram.send_in_group(admin, GROUP, "/round junior 2 60")
-    await wait_text(telegram, GROUP, "Round started: 2 question(s), level junior, 60 s each")
+    await wait_text(telegram, GROUP, "Round started: 2 questions, level junior, 60 s each")
     first = await next_question(telegram, GROUP, 0)
     question = find_question(bank, first)
     assert question.level == "junior"
@@ -157,7 +157,7 @@ async def test_two_question_round_ranks_everyone(
     ranked2 = scores(results2)
     assert_ranked(ranked2, strong="Dan", zero="Bob")
 
-    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 question(s))")
+    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 questions)")
     totals: dict[str, float] = {}
     for name, value in ranked1 + ranked2:
         totals[name] = round(totals.get(name, 0.0) + value, 1)
@@ -279,7 +279,7 @@ async def test_bad_input_in_a_group(
     results = await wait_text(telegram, GROUP, "Results · question 1/1")
     assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
     assert "<script>" not in results["html"]
-    await wait_text(telegram, GROUP, "Round finished — leaderboard (1 question(s))")
+    await wait_text(telegram, GROUP, "Round finished — leaderboard (1 question)")
     answers = await rows(db_url, RoundAnswer)
     assert len(answers) == 2
     bob_answer = next(a for a in answers if a.user_id == 11)
@@ -342,7 +342,7 @@ async def test_quiz_round_with_polls(
     telegram.send_in_group(admin, GROUP, "/quiz expert")
     await wait_text(telegram, GROUP, "Usage: /quiz")
     telegram.send_in_group(admin, GROUP, "/quiz middle 2 30")
-    await wait_text(telegram, GROUP, "Quiz started: 2 poll(s), level middle, 30 s each")
+    await wait_text(telegram, GROUP, "Quiz started: 2 polls, level middle, 30 s each")
 
     for number in (1, 2):
         sent = await telegram.wait_for(lambda s, n=number: s.sent(GROUP, "sendPoll")[n - 1 :], 60)
@@ -377,7 +377,7 @@ async def test_quiz_round_with_polls(
         else:  # a tie: both ranked first, in the order they voted
             assert sorted(scores(results)) == [("Bob", 10.0), ("Cy", 10.0)]
             assert results["text"].count("🥇") == 2
-    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 question(s))")
+    board = await wait_text(telegram, GROUP, "Round finished — leaderboard (2 questions)")
     assert "Bob — 20/20" in board["text"] and "Cy — 10/20" in board["text"]
     round_ = await wait_round_status(db_url, "finished")
     assert round_.kind == "quiz"

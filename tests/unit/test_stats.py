@@ -109,7 +109,7 @@ async def test_figures_count_what_they_name(sessions) -> None:
     ]
 
     text = render_stats(stats, "ru").render()[0]
-    assert "Пользователи: 2" in text and "• zero-grad: 3.0/10 (ответов: 3)" in text
+    assert "Пользователи: 2" in text and "• zero-grad: 3.0/10 (3 ответа)" in text
 
 
 async def test_an_empty_database_reads_as_zeros(sessions) -> None:

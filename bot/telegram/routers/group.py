@@ -98,7 +98,7 @@ def build_group_router() -> Router:
         group = await group_of(message.chat, rounds, lang)
         await runner.note(message.chat.id, _text(group.language, "group_howto"))
 
-    @router.message(Command("interview", "skip", "stop"))
+    @router.message(Command("interview", "skip", "stop", "daily"))
     async def private_only(
         message: Message, rounds: RoundService, runner: RoundRunner, lang: str
     ) -> None:
@@ -279,6 +279,18 @@ def build_group_router() -> Router:
         message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
     ) -> None:
         await _answer(message, bot, rounds, runner, lang, edited=True)
+
+    @router.message(F.text.startswith("/"))
+    async def unknown_command(
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+    ) -> None:
+        _, _, addressee = (message.text or "").split(maxsplit=1)[0].partition("@")
+        if addressee and addressee.lower() != ((await bot.me()).username or "").lower():
+            return  # another bot's command
+        group = await group_of(message.chat, rounds, lang)
+        await runner.note(
+            message.chat.id, _text(group.language, "unknown_command"), message.message_id
+        )
 
     return router
 
