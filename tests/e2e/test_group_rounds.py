@@ -14,7 +14,7 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
-from bot.storage.models import Round, RoundAnswer
+from bot.storage.models import Round, RoundAnswer, RoundQuestion
 from tests.e2e.conftest import BotProcess, find_question, wait_text
 from tests.fake_telegram import FakeTelegram
 
@@ -193,6 +193,13 @@ async def test_restart_mid_round_resumes_the_deadline(
     assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
 
     second = await next_question(telegram, GROUP, 1)
+    # Killed once the bot has recorded the question as posted: killed between Telegram taking
+    # it and that record, it would post it again after the restart (an unconfirmed send).
+    for _ in range(1200):
+        posted = [q for q in await rows(db_url, RoundQuestion) if q.message_id is not None]
+        if len(posted) == 2:
+            break
+        await asyncio.sleep(0.05)
     await group_bot.stop()
     await group_bot.start(telegram)
     for user in (cy, bob):
