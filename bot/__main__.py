@@ -1,4 +1,4 @@
-"""CLI: run | practice | grade | eval | bench | questions | content check | stats."""
+"""CLI: run | practice | warm | grade | eval | bench | questions | content check | stats."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     practice = sub.add_parser("practice", help="a mock interview in the terminal")
     practice.add_argument("args", nargs="*", help="[junior|middle|senior] [N]")
     practice.add_argument("--lang", choices=("ru", "en"), default="en")
+    sub.add_parser(
+        "warm", help="compute the question bank's vectors once and store them (EMBEDDING_CACHE_DIR)"
+    )
     grade = sub.add_parser("grade", help="grade answers")
     grade.add_argument("--question", help="bank question id")
     grade.add_argument("--answer", help="the answer text")
@@ -195,6 +198,21 @@ async def _stats(settings: Settings, as_json: bool) -> int:
     return 0
 
 
+def _warm(settings: Settings, bank: QuestionBank) -> int:
+    """The bank's vectors in EMBEDDING_CACHE_DIR, so that `run` and `practice` start fast."""
+    if settings.embedding_cache_dir is None:
+        return _fail("EMBEDDING_CACHE_DIR is empty: there is nowhere to store the vectors")
+    scoring = _scoring(settings, bank)
+    try:
+        path, computed = scoring.warm_cache()
+    except OSError as exc:
+        return _fail(str(exc))
+    finally:
+        scoring.close()
+    print(f"question bank vectors {'stored in' if computed else 'already in'} {path}")
+    return 0
+
+
 def _scoring(settings: Settings, bank: QuestionBank) -> ScoringService:
     from bot.scoring.service import ScoringService
 
@@ -217,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         return _questions(bank, args.level, args.json)
     if args.command == "content":
         return _content_check(bank)
+    if args.command == "warm":
+        return _warm(settings, bank)
     if args.command == "grade":
         return _grade(settings, bank, args)
     if args.command == "eval":

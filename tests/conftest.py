@@ -25,9 +25,22 @@ def bank() -> QuestionBank:
 
 
 @pytest.fixture(scope="session")
-def scoring(bank: QuestionBank) -> Iterator[ScoringService]:
-    service = ScoringService(bank, "bundled", "cpu")
-    service._load(warm=False)
+def vector_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the bank's vectors are stored: pytest's cache, so that they are computed once and
+    kept between runs (the file is keyed by model, device and bank content), else a temp dir."""
+    cache = getattr(request.config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("bank-vectors"))
+    return tmp_path_factory.mktemp("bank-vectors")
+
+
+@pytest.fixture(scope="session")
+def scoring(bank: QuestionBank, vector_cache: Path) -> Iterator[ScoringService]:
+    """One model for the whole run, warm before the first test starts its clock: every bank
+    vector and the calibration are computed (or read from `vector_cache`) here, not inside
+    whichever test happens to grade first."""
+    service = ScoringService(bank, "bundled", "cpu", cache_dir=vector_cache)
+    service._load(warm=True)
     yield service
     service.close()
 

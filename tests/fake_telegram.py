@@ -90,6 +90,9 @@ def utf16_len(text: str) -> int:
 
 
 DROP = 0  # a Fault with this code drops the connection (a network error, not an HTTP one)
+# How long a test waits for something the bot should send: a budget only, never a measurement,
+# so it is generous; a slow or loaded machine makes a test slower, not red.
+WAIT = 300.0
 
 
 @dataclass
@@ -424,8 +427,9 @@ class FakeTelegram:
             if c == chat_id and m["from"]["id"] == self.bot_id
         ]
 
-    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> Any:
-        """Wait until predicate(self) returns something truthy; return it."""
+    async def wait_for(self, predicate: Any, timeout: float = WAIT) -> Any:
+        """Wait until predicate(self) returns something truthy; return it. It is checked after
+        every request the bot makes, and at least every second (for state outside the fake)."""
         deadline = time.monotonic() + timeout
         async with self._sent:
             while True:
@@ -436,10 +440,10 @@ class FakeTelegram:
                 if remaining <= 0:
                     raise TimeoutError("the bot did not send what the test waited for")
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._sent.wait(), remaining)
+                    await asyncio.wait_for(self._sent.wait(), min(remaining, 1.0))
 
     async def wait_messages(
-        self, chat_id: int, count: int, timeout: float = 60.0
+        self, chat_id: int, count: int, timeout: float = WAIT
     ) -> list[dict[str, Any]]:
         return await self.wait_for(
             lambda s: (lambda ms: ms if len(ms) >= count else None)(s.bot_messages(chat_id)),

@@ -10,6 +10,7 @@ The grade combines three signals (see README, "How grading works"):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -228,8 +229,14 @@ class Grader:
             self._vectors[question.id] = cached
         return cached
 
-    def warm(self, questions: list[Question]) -> None:
-        for question in questions:
+    def warm(self, questions: list[Question], progress: bool = False) -> None:
+        """Encode every question's reference texts now; `progress`: a bar on stderr."""
+        items: Iterable[Question] = questions
+        if progress:
+            from tqdm import tqdm  # installed with sentence-transformers
+
+            items = tqdm(questions, desc="question bank", unit="question", mininterval=1.0)
+        for question in items:
             self.vectors(question)
 
     def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:

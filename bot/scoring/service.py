@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,12 +17,14 @@ from pathlib import Path
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.encoder import Encoder
+from bot.scoring.encoder import Encoder, resolve_device
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 log = logging.getLogger(__name__)
+
+PREPARING = "preparing the question bank (first run only)…"
 
 Job = tuple[Question, str, str | None]
 
@@ -66,24 +69,47 @@ class ScoringService:
 
     # --- loading (worker thread) ------------------------------------------------------------
 
+    def cache_path(self, device: str | None = None) -> Path | None:
+        """The file of the bank's vectors for this model, device and bank; None: no cache."""
+        if self._cache_dir is None:
+            return None
+        device = device or resolve_device(self._device)
+        return cache_file(self._cache_dir, self._model, device, self.bank.content_hash)
+
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
             encoder = Encoder(self._model, self._device)
-            path = None
-            if self._cache_dir is not None:
-                path = cache_file(
-                    self._cache_dir, self._model, encoder.device, self.bank.content_hash
-                )
-                encoder.remember(load_vectors(path))
+            path = self.cache_path(encoder.device)
+            cold = False
+            if path is not None:
+                stored = load_vectors(path)
+                encoder.remember(stored)
+                cold = not stored
             cached = len(encoder.remembered())
             grader = Grader(encoder, list(self.bank), self._options)
             if warm:
-                grader.warm(list(self.bank))
+                if cold:  # tens of seconds on a CPU, once: say so rather than sit silent
+                    print(PREPARING, file=sys.stderr, flush=True)
+                grader.warm(list(self.bank), progress=cold)
                 grader.baseline()
                 if path is not None and len(encoder.remembered()) > cached:
                     save_vectors(path, encoder.remembered())
             self._grader = grader
         return self._grader
+
+    def warm_cache(self) -> tuple[Path, bool]:
+        """Compute and store the bank's vectors unless stored already (then the model is not
+        even loaded). Returns the file and whether it was computed now; OSError if it could
+        not be written."""
+        path = self.cache_path()
+        if path is None:
+            raise ValueError("no cache directory configured")
+        if load_vectors(path):
+            return path, False
+        self._executor.submit(self._load, True).result()
+        if not path.exists():
+            raise OSError(f"could not write {path}")
+        return path, True
 
     def grader(self) -> Grader:
         return self._load(warm=False)

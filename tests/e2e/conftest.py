@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +27,31 @@ async def telegram() -> AsyncIterator[FakeTelegram]:
     await fake.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_children(scoring: ScoringService, vector_cache: Path) -> Iterator[None]:
+    """`python -m bot run` children read the bank's vectors that `scoring` computed (or read)
+    before the first test, so they start warm too: same model, device and bank, same file."""
+    saved = {key: os.environ.get(key) for key in CHILD_ENV}
+    os.environ.update(CHILD_ENV, EMBEDDING_CACHE_DIR=str(vector_cache))
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+CHILD_ENV = {"EMBEDDING_CACHE_DIR": "", "EMBEDDING_DEVICE": "cpu", "EMBEDDING_MODEL": "bundled"}
+READY = 900.0  # only a guard against a hang: start-up ends when the bot is ready, or dies
+
+
+async def wait_ready(fake: FakeTelegram, before: int, died: Callable[[], bool]) -> None:
+    """Until the bot has set its four command menus (then it polls), or stopped trying."""
+    await fake.wait_for(
+        lambda s: died() or len(s.sent(method="setMyCommands")) >= before + 4, READY
+    )
+
+
 class BotProcess:
     """The bot as `python -m bot run` builds it, in this event loop, stoppable like a kill."""
 
@@ -41,12 +68,17 @@ class BotProcess:
         self.scoring = scoring
         self.task: asyncio.Task[None] | None = None
 
+    def _run(self) -> Coroutine[Any, Any, None]:
+        return run_polling(self.settings, handle_signals=False, scoring=self.scoring)
+
     async def start(self, fake: FakeTelegram) -> None:
+        """Returns once the bot is ready: tests start their clocks after this."""
         before = len(fake.sent(method="setMyCommands"))
-        self.task = asyncio.create_task(
-            run_polling(self.settings, handle_signals=False, scoring=self.scoring)
-        )
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 60)
+        task = self.task = asyncio.create_task(self._run())
+        await wait_ready(fake, before, task.done)
+        if task.done():
+            task.result()  # the start-up error, if there was one
+            raise AssertionError("the bot stopped during start-up")
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -92,4 +124,4 @@ async def wait_text(
                 return message
         return None
 
-    return await fake.wait_for(found, 60)
+    return await fake.wait_for(found)

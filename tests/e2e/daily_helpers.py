@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
+from collections.abc import Coroutine
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -61,12 +61,10 @@ class DailyBot(BotProcess):
         )
         self.clock = clock
 
-    async def start(self, fake: FakeTelegram) -> None:
-        before = len(fake.sent(method="setMyCommands"))
-        self.task = asyncio.create_task(
-            run_polling(self.settings, handle_signals=False, scoring=self.scoring, clock=self.clock)
+    def _run(self) -> Coroutine[Any, Any, None]:
+        return run_polling(
+            self.settings, handle_signals=False, scoring=self.scoring, clock=self.clock
         )
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 60)
 
 
 def daily_messages(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from tests.e2e.conftest import wait_ready
 from tests.fake_telegram import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 async def launch(
     fake: FakeTelegram, db_url: str, log: Path, env: dict[str, str] | None = None
 ) -> asyncio.subprocess.Process:
-    """Start the bot and wait until it has set its commands (it is polling then)."""
+    """Start the bot and wait until it has set its commands (it is polling then); the bank's
+    vectors are warm (tests/e2e/conftest.py: warm_children)."""
     environment = {
         **os.environ,
         "BOT_TOKEN": fake.token,
@@ -33,10 +35,12 @@ async def launch(
         cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     try:
-        await fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, 180)
+        await wait_ready(fake, before, lambda: process.returncode is not None)
     except TimeoutError:
         process.kill()
         raise AssertionError(log.read_text()[-3000:]) from None
+    if process.returncode is not None:
+        raise AssertionError(f"exited with {process.returncode}:\n{log.read_text()[-3000:]}")
     return process
 
 

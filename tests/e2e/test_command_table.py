@@ -27,13 +27,12 @@ from bot.i18n import COMMANDS, GROUP_COMMANDS, TEXTS
 from bot.scoring.service import ScoringService
 from bot.storage.migrations import upgrade
 from tests.e2e.conftest import BotProcess
-from tests.fake_telegram import FakeTelegram
+from tests.fake_telegram import WAIT, FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 OPERATORS = {"en": 77, "ru": 78}  # ADMIN_IDS: /stats answers them
-WAIT = 180.0  # generous: a loaded machine makes this slower, not red
 CYRILLIC = re.compile("[А-Яа-яЁё]")
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time as wall
 from datetime import UTC, datetime, time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from bot.services.daily import DailyService
 from bot.services.interviews import InterviewService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import AskedQuestion, DailyDelivery
+from tests.fake_telegram import WAIT
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,11 +33,12 @@ from bot.content.loader import load_bank
 from bot.services.daily import DailyService
 from bot.storage.engine import create_engine, create_session_factory
 
-async def main(url, now, start_at, expected):
+async def main(url, now, expected):
     engine = create_engine(url)
     daily = DailyService(create_session_factory(engine), load_bank(), clock=lambda: now)
-    while time.time() < start_at:
-        await asyncio.sleep(0.005)
+    await daily.status_counts()  # connected and ready
+    print("ready", flush=True)
+    sys.stdin.readline()  # both start together, however long each took to get here
     claimed = []
     while True:
         await daily.materialize()
@@ -55,9 +56,7 @@ async def main(url, now, start_at, expected):
     await engine.dispose()
     print(json.dumps(claimed))
 
-asyncio.run(
-    main(sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
-)
+asyncio.run(main(sys.argv[1], datetime.fromisoformat(sys.argv[2]), int(sys.argv[3])))
 """
 
 
@@ -70,15 +69,23 @@ async def test_two_processes_claim_each_delivery_once(shared_db: str, bank: Ques
         await interviews.ensure_user(uid, "en")
         await daily.subscribe(uid, uid, time(9, 0), "UTC" if uid % 2 else "+0")
 
-    start_at = wall.time() + 4.0  # both interpreters are up by then; then they race
     workers = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-c", WORKER, shared_db, DUE.isoformat(), str(start_at), str(SUBSCRIBERS),
-            cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable, "-c", WORKER, shared_db, DUE.isoformat(), str(SUBSCRIBERS),
+            cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         for _ in range(2)
     ]  # fmt: skip
-    outputs = [await asyncio.wait_for(w.communicate(), 120) for w in workers]
+    for worker in workers:  # a barrier: both are up, then they race
+        assert worker.stdout is not None
+        line = await asyncio.wait_for(worker.stdout.readline(), WAIT)
+        assert line == b"ready\n", line + (await worker.communicate())[1][-2000:]
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write(b"go\n")
+    await asyncio.gather(*(worker.stdin.drain() for worker in workers if worker.stdin))
+    outputs = [await asyncio.wait_for(w.communicate(), WAIT) for w in workers]
     for worker, (_, err) in zip(workers, outputs, strict=True):
         assert worker.returncode == 0, err.decode()[-2000:]
     first, second = (set(json.loads(out.decode().strip().splitlines()[-1])) for out, _ in outputs)

@@ -33,7 +33,7 @@ async def test_run_delivers_a_daily_question_at_the_minute(
         await wait_text(telegram, 31, "Готово!")
         assert not daily_messages(telegram, 31)
 
-        daily = (await telegram.wait_for(lambda s: daily_messages(s, 31), 150))[0]
+        daily = (await telegram.wait_for(lambda s: daily_messages(s, 31)))[0]
         arrived = datetime.now(UTC)
         assert due <= arrived < due + timedelta(seconds=60), (due, arrived)
         assert daily["text"].startswith("Вопрос дня · junior")

@@ -32,24 +32,24 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         telegram.group(GROUP, members={10: "administrator"})
         telegram.add_bot(admin, GROUP)
         telegram.send_in_group(admin, GROUP, "/round junior 2 60")
-        first = (await telegram.wait_for(lambda s: round_questions(s, GROUP), 60))[0]
+        first = (await telegram.wait_for(lambda s: round_questions(s, GROUP)))[0]
         question = find_question(bank, first)
         answer = telegram.send_in_group(
             bob, GROUP, question.answer.en, reply_to=first["message_id"]
         )
-        await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])), 60)
+        await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])))
 
         process.send_signal(signal.SIGKILL)  # mid-question, no chance to clean up
         await process.wait()
         late = telegram.send_in_group(cy, GROUP, "I don't know", reply_to=first["message_id"])
         process = await launch(telegram, db_url, log)
         # The reply sent while the bot was down is taken by the new process, then Next.
-        await telegram.wait_for(lambda s: s.reactions.get((GROUP, late["message_id"])), 90)
+        await telegram.wait_for(lambda s: s.reactions.get((GROUP, late["message_id"])))
         next_data = first["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
         telegram.press(admin, first, next_data)
         results = await wait_text(telegram, GROUP, "Results · question 1/2")
         assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
-        second = (await telegram.wait_for(lambda s: round_questions(s, GROUP)[1:], 60))[0]
+        second = (await telegram.wait_for(lambda s: round_questions(s, GROUP)[1:]))[0]
         q2 = find_question(bank, second)
         telegram.send_in_group(cy, GROUP, q2.answer.en, reply_to=second["message_id"])
         telegram.send_in_group(bob, GROUP, "I don't know", reply_to=second["message_id"])

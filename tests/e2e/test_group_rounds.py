@@ -16,7 +16,7 @@ from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import Round, RoundAnswer, RoundQuestion
 from tests.e2e.conftest import BotProcess, find_question, wait_text
-from tests.fake_telegram import FakeTelegram
+from tests.fake_telegram import WAIT, FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def round_questions(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
 
 
 async def next_question(fake: FakeTelegram, chat_id: int, index: int) -> dict[str, Any]:
-    return (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:], 60))[0]
+    return (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:]))[0]
 
 
 def scores(message: dict[str, Any]) -> list[tuple[str, float]]:
@@ -72,7 +72,7 @@ async def rows(db_url: str, model: Any) -> list[Any]:
     return list(result)
 
 
-async def wait_answers(db_url: str, count: int, timeout: float = 30.0) -> None:
+async def wait_answers(db_url: str, count: int, timeout: float = WAIT) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while len(await rows(db_url, RoundAnswer)) < count:
@@ -80,7 +80,7 @@ async def wait_answers(db_url: str, count: int, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def wait_round_status(db_url: str, status: str, timeout: float = 30.0) -> Round:
+async def wait_round_status(db_url: str, status: str, timeout: float = WAIT) -> Round:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -124,13 +124,12 @@ async def test_two_question_round_ranks_everyone(
     ]
     for answer in answers:  # acknowledged quietly, with a reaction and no message
         key = (GROUP, answer["message_id"])
-        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 90)
+        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING)
     telegram.press(bob, first, next_data)  # not an admin
     await telegram.wait_for(
         lambda s: any(
             p.get("text") == "Only admins can move on." for p in s.sent(None, "answerCallbackQuery")
-        ),
-        90,
+        )
     )
     assert not [m for m in telegram.bot_messages(GROUP) if "Results" in m["text"]]
     telegram.press(admin, first, next_data)
@@ -183,7 +182,7 @@ async def test_restart_mid_round_resumes_the_deadline(
     first = await next_question(telegram, GROUP, 0)
     question = find_question(bank, first)
     answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
-    await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])), 90)
+    await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])))
 
     await group_bot.stop()  # killed mid-question; the deadline is only in the database
     telegram.send_in_group(cy, GROUP, partial(question), reply_to=first["message_id"])
@@ -195,7 +194,7 @@ async def test_restart_mid_round_resumes_the_deadline(
     second = await next_question(telegram, GROUP, 1)
     # Killed once the bot has recorded the question as posted: killed between Telegram taking
     # it and that record, it would post it again after the restart (an unconfirmed send).
-    for _ in range(1200):
+    for _ in range(int(WAIT / 0.05)):
         posted = [q for q in await rows(db_url, RoundQuestion) if q.message_id is not None]
         if len(posted) == 2:
             break
@@ -224,7 +223,7 @@ async def test_two_groups_run_rounds_at_once(
         text = find_question(bank, message).answer.en
         answer = telegram.send_in_group(player, chat_id, text, reply_to=message["message_id"])
         key = (chat_id, answer["message_id"])
-        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING, 90)
+        await telegram.wait_for(lambda s, key=key: s.reactions.get(key) == WRITING)
     for admin, message in zip(admins, questions, strict=True):
         telegram.press(
             admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -276,8 +275,7 @@ async def test_bad_input_in_a_group(
         lambda s: any(
             int(p["message_id"]) == long_one["message_id"]
             for p in s.sent(GROUP, "setMessageReaction")
-        ),
-        90,
+        )
     )
     assert (GROUP, long_one["message_id"]) not in telegram.reactions  # silence, not an error
 
@@ -307,7 +305,7 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
     telegram.send_in_group(admin, GROUP, "/round junior 3 2")
     await next_question(telegram, GROUP, 0)
     telegram.remove_bot(admin, GROUP)
-    await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat, 10)
+    await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat)
     await asyncio.sleep(3)  # past the deadline: nothing more is sent there
     await wait_round_status(db_url, "stopped")
     assert len(round_questions(telegram, GROUP)) == 1
@@ -328,7 +326,7 @@ async def test_thirty_participants_stay_within_the_group_limit(
         user = telegram.user(1000 + index, first_name=f"P{index:02d}")
         text = question.answer.en if index % 2 else "I don't know"
         telegram.send_in_group(user, GROUP, text, reply_to=message["message_id"])
-    await telegram.wait_for(lambda s: len(s.reactions) >= 30, 120)
+    await telegram.wait_for(lambda s: len(s.reactions) >= 30)
     telegram.press(
         admin, message, message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
     )
@@ -352,7 +350,7 @@ async def test_quiz_round_with_polls(
     await wait_text(telegram, GROUP, "Quiz started: 2 polls, level middle, 30 s each")
 
     for number in (1, 2):
-        sent = await telegram.wait_for(lambda s, n=number: s.sent(GROUP, "sendPoll")[n - 1 :], 60)
+        sent = await telegram.wait_for(lambda s, n=number: s.sent(GROUP, "sendPoll")[n - 1 :])
         params = sent[0]
         assert params["type"] == "quiz" and params["is_anonymous"] in (False, "false")
         assert len(params["explanation"]) <= 200

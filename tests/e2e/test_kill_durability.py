@@ -14,13 +14,13 @@ import pytest
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, question_messages, wait_text
 from tests.e2e.processes import launch, terminate
-from tests.fake_telegram import FakeTelegram
+from tests.fake_telegram import WAIT, FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
 
-async def until(predicate: Callable[[], object], what: str, timeout: float = 180.0) -> None:
-    """Wait for a condition the fake server cannot signal (it changes on the bot's requests)."""
+async def until(predicate: Callable[[], object], what: str, timeout: float = WAIT) -> None:
+    """Wait for a condition on state outside the fake (the database, the fake's poll log)."""
     for _ in range(int(timeout / 0.05)):
         if predicate():
             return
@@ -44,7 +44,7 @@ async def test_a_kill_between_delivery_and_commit_loses_no_answer(
     try:
         user = telegram.user(41)
         telegram.send_text(user, "/interview junior 1")
-        message = (await telegram.wait_for(lambda s: question_messages(s, 41), 60))[0]
+        message = (await telegram.wait_for(lambda s: question_messages(s, 41)))[0]
         question = find_question(bank, message)
         await until(
             lambda: scalar(db, "SELECT count(*) FROM asked_questions WHERE message_id > 0"),

@@ -83,7 +83,7 @@ async def test_two_question_interview(
     words = LANG[lang]
     user = telegram.user(200, language_code=lang)
     telegram.send_text(user, "/interview junior 2")
-    first = (await telegram.wait_for(lambda s: question_messages(s, 200), 60))[0]
+    first = (await telegram.wait_for(lambda s: question_messages(s, 200)))[0]
     question = find_question(bank, first)
     assert question.level == "junior"
     assert first["reply_markup"]["inline_keyboard"][0][0]["callback_data"].startswith("skip:")
@@ -98,7 +98,7 @@ async def test_two_question_interview(
     assert "<blockquote expandable>" in model["html"]
     assert telegram.sent(200, "sendChatAction")[0]["action"] == "typing"
 
-    second = await telegram.wait_for(lambda s: question_messages(s, 200)[1:], 60)
+    second = await telegram.wait_for(lambda s: question_messages(s, 200)[1:])
     assert find_question(bank, second[0]).id != question.id
     count = len(telegram.bot_messages(200))
     telegram.send_text(
@@ -116,7 +116,7 @@ async def test_restart_mid_interview_grades_the_right_question(
 ) -> None:
     user = telegram.user(300)
     telegram.send_text(user, "/interview middle 2")
-    first = (await telegram.wait_for(lambda s: question_messages(s, 300), 60))[0]
+    first = (await telegram.wait_for(lambda s: question_messages(s, 300)))[0]
     question = find_question(bank, first)
     await bot.stop()  # the process dies with the interview open
 
@@ -130,7 +130,6 @@ async def test_restart_mid_interview_grades_the_right_question(
     # (the answer written to the first copy counts); the next question is a different one.
     nxt = await telegram.wait_for(
         lambda s: [m for m in question_messages(s, 300) if find_question(bank, m) != question],
-        60,
     )
     assert find_question(bank, nxt[0]).id != question.id
     assert await count_answers(db_url) == 1
@@ -149,10 +148,10 @@ async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProc
     count = len(telegram.bot_messages(400))
     telegram.send_photo(user)
     telegram.send_voice(user)
-    await telegram.wait_for(lambda s: len(s.bot_messages(400)) >= count + 2, 30)
+    await telegram.wait_for(lambda s: len(s.bot_messages(400)) >= count + 2)
 
     telegram.send_text(user, "/interview junior 1")
-    question = (await telegram.wait_for(lambda s: question_messages(s, 400), 60))[0]
+    question = (await telegram.wait_for(lambda s: question_messages(s, 400)))[0]
     telegram.send_text(user, "autograd")
     await wait_text(telegram, 400, "Too short to grade")
 
@@ -175,7 +174,7 @@ async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProc
     for data in forged:
         telegram.press(user, question, data)
     total = len(forged) + 1
-    await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= total, 30)
+    await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= total)
     texts = [p.get("text") for p in telegram.sent(method="answerCallbackQuery")]
     assert texts.count("This button is out of date.") == total
 
@@ -185,7 +184,7 @@ async def test_two_quick_answers_grade_once(
 ) -> None:
     user = telegram.user(500)
     telegram.send_text(user, "/interview senior 1")
-    await telegram.wait_for(lambda s: question_messages(s, 500), 60)
+    await telegram.wait_for(lambda s: question_messages(s, 500))
     count = len(telegram.bot_messages(500))
     telegram.send_text(user, "first answer about gradients and memory on the GPU")
     telegram.send_text(user, "second answer about gradients and memory on the GPU")
@@ -247,7 +246,7 @@ async def test_stats_answers_admins_only(
     try:
         player = telegram.user(901)
         telegram.send_text(player, "/interview junior 1")
-        asked = (await telegram.wait_for(lambda s: question_messages(s, 901), 60))[0]
+        asked = (await telegram.wait_for(lambda s: question_messages(s, 901)))[0]
         telegram.send_text(player, find_question(bank, asked).answer.en)
         await wait_text(telegram, 901, "Score: ")
 

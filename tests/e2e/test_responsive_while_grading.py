@@ -26,17 +26,17 @@ async def test_help_is_answered_while_64_answers_are_graded(
 ) -> None:
     for chat in USERS:
         telegram.send_text(telegram.user(chat), "/interview middle 1")
-    await telegram.wait_for(lambda s: all(question_messages(s, c) for c in USERS), 120)
+    await telegram.wait_for(lambda s: all(question_messages(s, c) for c in USERS))
     for chat in USERS:
         question = find_question(bank, question_messages(telegram, chat)[0])
         telegram.send_text(telegram.user(chat), question.answer.en)  # long answers: slow to grade
     sent = time.monotonic()
     helper = telegram.user(2000)
     telegram.send_text(helper, "/help")
-    await telegram.wait_for(lambda s: s.bot_messages(2000), 60)
+    await telegram.wait_for(lambda s: s.bot_messages(2000))
     help_after = time.monotonic() - sent
     graded_before_help = _feedback_count(telegram)
-    await telegram.wait_for(lambda s: _feedback_count(s) == len(USERS), 300)
+    await telegram.wait_for(lambda s: _feedback_count(s) == len(USERS))
     grading_took = time.monotonic() - sent
     # Generous bounds: the figure itself is in `python -m bot bench`.
     assert help_after < 10, f"/help took {help_after:.1f} s"

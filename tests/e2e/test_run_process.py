@@ -24,12 +24,10 @@ async def test_run_completes_interviews_in_both_languages_across_a_kill(
     try:
         en = telegram.user(11, "en")
         telegram.send_text(en, "/interview junior 2")
-        q1 = find_question(
-            bank, (await telegram.wait_for(lambda s: question_messages(s, 11), 60))[0]
-        )
+        q1 = find_question(bank, (await telegram.wait_for(lambda s: question_messages(s, 11)))[0])
         telegram.send_text(en, q1.answer.en)
         await wait_text(telegram, 11, "Score: ")
-        q2_message = (await telegram.wait_for(lambda s: question_messages(s, 11)[1:], 60))[0]
+        q2_message = (await telegram.wait_for(lambda s: question_messages(s, 11)[1:]))[0]
         q2 = find_question(bank, q2_message)
 
         process.send_signal(signal.SIGKILL)  # no chance to clean up
@@ -46,7 +44,7 @@ async def test_run_completes_interviews_in_both_languages_across_a_kill(
         await wait_text(telegram, 11, "Interview finished", after=count_en)
 
         for index in range(2):
-            asked = await telegram.wait_for(lambda s, i=index: question_messages(s, 22)[i:], 60)
+            asked = await telegram.wait_for(lambda s, i=index: question_messages(s, 22)[i:])
             question = find_question(bank, asked[0])
             count = len(telegram.bot_messages(22))
             telegram.send_text(ru, question.answer.ru)

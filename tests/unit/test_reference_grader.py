@@ -37,10 +37,14 @@ def test_reference_batch_equals_one_at_a_time(scoring: ScoringService) -> None:
 
 
 def test_cli_batch_accepts_reference_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    vector_cache: Path,
+    scoring: ScoringService,
 ) -> None:
     monkeypatch.setenv("EMBEDDING_DEVICE", "cpu")
-    monkeypatch.setenv("EMBEDDING_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EMBEDDING_CACHE_DIR", str(vector_cache))  # warm: stored by `scoring`
     batch = tmp_path / "batch.jsonl"
     batch.write_text(
         "\n".join(

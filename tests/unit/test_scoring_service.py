@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.__main__ import main
 from bot.content.loader import QuestionBank
-from bot.scoring.service import ScoringService
+from bot.scoring.service import PREPARING, ScoringService
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 
@@ -56,16 +57,50 @@ def test_vector_cache_round_trip_and_keys(tmp_path: Path) -> None:
     assert load_vectors(path) == {}  # a damaged cache is ignored, not fatal
 
 
-def test_restart_reads_bank_vectors_from_disk(tmp_path: Path, bank: QuestionBank) -> None:
+def test_restart_reads_bank_vectors_from_disk(
+    tmp_path: Path, bank: QuestionBank, capfd: pytest.CaptureFixture[str]
+) -> None:
     ids = ("zero-grad", "train-vs-eval", "autograd")
     bank = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
     first = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
     first._load(warm=True)
     first.close()
+    cold = capfd.readouterr().err  # the first run says what it is doing, with a progress bar
+    assert PREPARING in cold and "question bank: 100%" in cold and "3/3" in cold, cold
     files = list(tmp_path.glob("bank-vectors-*.npz"))
-    assert len(files) == 1
+    assert files == [first.cache_path()]
     second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
-    grader = second._load(warm=False)  # no warm-up: everything must come from the file
+    grader = second._load(warm=True)  # warm: everything must come from the file
     question = bank.questions["zero-grad"]
     assert question.key_points[0].en in grader.encoder.remembered()
     second.close()
+    warm = capfd.readouterr().err
+    assert PREPARING not in warm and "question bank:" not in warm, warm  # nothing when warm
+
+
+def test_warm_cache_computes_once(tmp_path: Path, bank: QuestionBank) -> None:
+    bank = QuestionBank({"zero-grad": bank.questions["zero-grad"]}, content_hash="one")
+    first = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path / "cache")
+    path, computed = first.warm_cache()
+    first.close()
+    assert computed and path.exists() and path.parent == tmp_path / "cache"
+    second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path / "cache")
+    assert second.warm_cache() == (path, False)
+    assert second._grader is None  # stored already: the model was not even loaded
+    second.close()
+    with pytest.raises(ValueError):
+        ScoringService(bank, "bundled", "cpu").warm_cache()  # no cache directory
+
+
+def test_cli_warm_says_where_the_vectors_are(
+    scoring: ScoringService,
+    vector_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("EMBEDDING_DEVICE", "cpu")
+    monkeypatch.setenv("EMBEDDING_MODEL", "bundled")
+    monkeypatch.setenv("EMBEDDING_CACHE_DIR", str(vector_cache))
+    assert main(["warm"]) == 0  # the session's `scoring` stored them: nothing to compute
+    out = capsys.readouterr().out.strip()
+    assert out == f"question bank vectors already in {scoring.cache_path()}"
