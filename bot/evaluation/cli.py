@@ -79,7 +79,8 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
                 ]
             for name, g, r in variants:
                 results[name] = evaluate(
-                    dataset, lambda s, g=g, r=r: grade_with(g, r, bank, s)  # type: ignore[misc]
+                    dataset,
+                    lambda s, g=g, r=r: grade_with(g, r, bank, s),  # type: ignore[misc]
                 )
         print(table(dataset, results))
         print(f"grader time: {took:.1f} s ({1000 * took / len(dataset.samples):.0f} ms/answer)\n")

@@ -82,8 +82,9 @@ async def test_a_kill_between_delivery_and_commit_loses_no_answer(
         assert sum("Score: " in t for t in texts) == 1
         assert scalar(db, "SELECT count(*) FROM answers") == 1
         await until(
-            lambda: scalar(db, "SELECT count(*) FROM received_updates WHERE handled_at IS NULL")
-            == 0,
+            lambda: (
+                scalar(db, "SELECT count(*) FROM received_updates WHERE handled_at IS NULL") == 0
+            ),
             "every stored update handled",
         )
     finally:

@@ -95,9 +95,7 @@ def build_private_router() -> Router:
         except UsageError:
             await _say(message, lang, "interview_usage", max=MAX_COUNT)
             return
-        started = await interviews.start(
-            user.id, message.chat.id, level, count, message.message_id
-        )
+        started = await interviews.start(user.id, message.chat.id, level, count, message.message_id)
         if started is None:
             await _say(message, lang, "no_questions", level=level or user.level)
             return
