@@ -42,8 +42,18 @@ def round_questions(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
     return [m for m in fake.bot_messages(chat_id) if m["text"].startswith("Round · question")]
 
 
-async def next_question(fake: FakeTelegram, chat_id: int, index: int) -> dict[str, Any]:
-    return (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:]))[0]
+async def next_question(
+    fake: FakeTelegram, chat_id: int, index: int, db_url: str
+) -> dict[str, Any]:
+    """The group's question number `index` once it is posted: seen in the chat and recorded by
+    the bot (a person takes longer than that to reply; a test on a loaded machine may not)."""
+    message = (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:]))[0]
+    for _ in range(int(WAIT / 0.05)):
+        recorded = {q.message_id for q in await rows(db_url, RoundQuestion) if q.chat_id == chat_id}
+        if message["message_id"] in recorded:
+            break
+        await asyncio.sleep(0.05)
+    return message
 
 
 def scores(message: dict[str, Any]) -> list[tuple[str, float]]:
@@ -111,7 +121,7 @@ async def test_two_question_round_ranks_everyone(
 
     telegram.send_in_group(admin, GROUP, "/round junior 2 60")
     await wait_text(telegram, GROUP, "Round started: 2 questions, level junior, 60 s each")
-    first = await next_question(telegram, GROUP, 0)
+    first = await next_question(telegram, GROUP, 0, db_url)
     question = find_question(bank, first)
     assert question.level == "junior"
     next_data = first["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -145,7 +155,7 @@ async def test_two_question_round_ranks_everyone(
     assert "✅" in private["text"]
     assert telegram.bot_messages(12) == []  # Cy did not opt in
 
-    second = await next_question(telegram, GROUP, 1)
+    second = await next_question(telegram, GROUP, 1, db_url)
     question2 = find_question(bank, second)
     assert question2.id != question.id and second["text"].startswith("Round · question 2/2")
     telegram.send_in_group(dan, GROUP, question2.answer.en, reply_to=second["message_id"])
@@ -179,7 +189,7 @@ async def test_restart_mid_round_resumes_the_deadline(
     admin = setup_group(telegram, GROUP)
     bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
     telegram.send_in_group(admin, GROUP, "/round junior 2 12")
-    first = await next_question(telegram, GROUP, 0)
+    first = await next_question(telegram, GROUP, 0, db_url)
     question = find_question(bank, first)
     answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
     await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])))
@@ -191,14 +201,9 @@ async def test_restart_mid_round_resumes_the_deadline(
     results = await wait_text(telegram, GROUP, "Results · question 1/2")
     assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
 
-    second = await next_question(telegram, GROUP, 1)
-    # Killed once the bot has recorded the question as posted: killed between Telegram taking
-    # it and that record, it would post it again after the restart (an unconfirmed send).
-    for _ in range(int(WAIT / 0.05)):
-        posted = [q for q in await rows(db_url, RoundQuestion) if q.message_id is not None]
-        if len(posted) == 2:
-            break
-        await asyncio.sleep(0.05)
+    second = await next_question(telegram, GROUP, 1, db_url)
+    # Killed after the bot recorded the question as posted (next_question waits for that): a
+    # kill between Telegram taking it and the record posts it again, as any unconfirmed send.
     await group_bot.stop()
     await group_bot.start(telegram)
     for user in (cy, bob):
@@ -210,14 +215,14 @@ async def test_restart_mid_round_resumes_the_deadline(
 
 
 async def test_two_groups_run_rounds_at_once(
-    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
 ) -> None:
     chats = (GROUP, SECOND)
     admins = [setup_group(telegram, GROUP, 10), setup_group(telegram, SECOND, 20)]
     players = [telegram.user(11, first_name="Bob"), telegram.user(21, first_name="Eve")]
     for chat_id, admin in zip(chats, admins, strict=True):
         telegram.send_in_group(admin, chat_id, "/round middle 1 60")
-    questions = [await next_question(telegram, chat_id, 0) for chat_id in chats]
+    questions = [await next_question(telegram, chat_id, 0, db_url) for chat_id in chats]
     # The same message id can exist in both chats; each answer belongs to its own group.
     for chat_id, player, message in zip(chats, players, questions, strict=True):
         text = find_question(bank, message).answer.en
@@ -247,7 +252,7 @@ async def test_bad_input_in_a_group(
     await wait_text(telegram, GROUP, "Usage: /round [junior|middle|senior] [N] [seconds]")
     telegram.send_in_group(admin, GROUP, "/round junior 2 120")
     announce = await wait_text(telegram, GROUP, "Round started")
-    question_message = await next_question(telegram, GROUP, 0)
+    question_message = await next_question(telegram, GROUP, 0, db_url)
     question = find_question(bank, question_message)
     telegram.send_in_group(admin, GROUP, "/round senior")
     await wait_text(telegram, GROUP, "A round is already running")
@@ -303,7 +308,7 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
 ) -> None:
     admin = setup_group(telegram, GROUP)
     telegram.send_in_group(admin, GROUP, "/round junior 3 2")
-    await next_question(telegram, GROUP, 0)
+    await next_question(telegram, GROUP, 0, db_url)
     telegram.remove_bot(admin, GROUP)
     await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat)
     await asyncio.sleep(3)  # past the deadline: nothing more is sent there
@@ -316,11 +321,11 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
 
 
 async def test_thirty_participants_stay_within_the_group_limit(
-    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank
+    telegram: FakeTelegram, group_bot: BotProcess, bank: QuestionBank, db_url: str
 ) -> None:
     admin = setup_group(telegram, GROUP)
     telegram.send_in_group(admin, GROUP, "/round junior 1 120")
-    message = await next_question(telegram, GROUP, 0)
+    message = await next_question(telegram, GROUP, 0, db_url)
     question = find_question(bank, message)
     for index in range(30):
         user = telegram.user(1000 + index, first_name=f"P{index:02d}")
