@@ -13,6 +13,7 @@ import collections
 import contextlib
 import itertools
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ def utf16_len(text: str) -> int:
 DROP = 0  # a Fault with this code drops the connection (a network error, not an HTTP one)
 # How long a test waits for something the bot should send: a budget only, never a measurement,
 # so it is generous; a slow or loaded machine makes a test slower, not red.
-WAIT = 300.0
+WAIT = float(os.environ.get("E2E_WAIT", "300"))
 
 
 @dataclass
@@ -136,6 +137,15 @@ class FakeTelegram:
     poll_offsets: list[int] = field(default_factory=list)
     handed_out: list[int] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # what a failed wait needs to see, not every message
+        fetched = self._fetched_offset
+        waiting = sum(1 for u in self.updates if u["update_id"] >= fetched)
+        last = [m for m, _ in self.requests[-8:]]
+        return (
+            f"FakeTelegram({len(self.requests)} requests, last {last}; {waiting} updates not yet "
+            f"confirmed by getUpdates; last getUpdates {time.monotonic() - self._polled:.1f} s ago)"
+        )
+
     def __post_init__(self) -> None:
         self._sent_times: collections.deque[float] = collections.deque()
         self._update_ids = itertools.count(1)
@@ -144,6 +154,8 @@ class FakeTelegram:
         self._sent = asyncio.Condition()
         self.runner: web.AppRunner | None = None
         self.port = 0
+        self._fetched_offset = 0
+        self._polled = time.monotonic()
 
     # --- server lifecycle ---------------------------------------------------------------------
 
@@ -428,8 +440,8 @@ class FakeTelegram:
         ]
 
     async def wait_for(self, predicate: Any, timeout: float = WAIT) -> Any:
-        """Wait until predicate(self) returns something truthy; return it. It is checked after
-        every request the bot makes, and at least every second (for state outside the fake)."""
+        """Wait until predicate(self) returns something truthy; return it (checked after every
+        request the bot makes)."""
         deadline = time.monotonic() + timeout
         async with self._sent:
             while True:
@@ -438,9 +450,9 @@ class FakeTelegram:
                     return result
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError("the bot did not send what the test waited for")
+                    raise TimeoutError(f"the bot did not send what the test waited for: {self}")
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._sent.wait(), min(remaining, 1.0))
+                    await asyncio.wait_for(self._sent.wait(), remaining)
 
     async def wait_messages(
         self, chat_id: int, count: int, timeout: float = WAIT
@@ -578,6 +590,7 @@ class FakeTelegram:
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         self.poll_offsets.append(offset)  # what each getUpdates confirmed (0: nothing)
+        self._fetched_offset, self._polled = offset, time.monotonic()
         if offset:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
         allowed = params.get("allowed_updates")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +45,20 @@ CHILD_ENV = {"EMBEDDING_CACHE_DIR": "", "EMBEDDING_DEVICE": "cpu", "EMBEDDING_MO
 READY = 900.0  # only a guard against a hang: start-up ends when the bot is ready, or dies
 
 
-async def wait_ready(fake: FakeTelegram, before: int, died: Callable[[], bool]) -> None:
-    """Until the bot has set its four command menus (then it polls), or stopped trying."""
-    await fake.wait_for(
-        lambda s: died() or len(s.sent(method="setMyCommands")) >= before + 4, READY
+async def wait_ready(fake: FakeTelegram, before: int, end: asyncio.Future[Any]) -> bool:
+    """Until the bot has set its four command menus (it polls then): True; or until `end` (the
+    bot's task or process) finishes first: False."""
+    ready = asyncio.ensure_future(
+        fake.wait_for(lambda s: len(s.sent(method="setMyCommands")) >= before + 4, READY)
     )
+    await asyncio.wait({ready, end}, return_when=asyncio.FIRST_COMPLETED)
+    if ready.done():
+        ready.result()  # TimeoutError after READY: a hang
+        return True
+    ready.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ready
+    return False
 
 
 class BotProcess:
@@ -75,8 +84,7 @@ class BotProcess:
         """Returns once the bot is ready: tests start their clocks after this."""
         before = len(fake.sent(method="setMyCommands"))
         task = self.task = asyncio.create_task(self._run())
-        await wait_ready(fake, before, task.done)
-        if task.done():
+        if not await wait_ready(fake, before, task):
             task.result()  # the start-up error, if there was one
             raise AssertionError("the bot stopped during start-up")
 

@@ -34,12 +34,15 @@ async def launch(
         sys.executable, "-m", "bot", "run",
         cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
+    exited = asyncio.ensure_future(process.wait())
     try:
-        await wait_ready(fake, before, lambda: process.returncode is not None)
+        ready = await wait_ready(fake, before, exited)
     except TimeoutError:
         process.kill()
         raise AssertionError(log.read_text()[-3000:]) from None
-    if process.returncode is not None:
+    finally:
+        exited.cancel()
+    if not ready:
         raise AssertionError(f"exited with {process.returncode}:\n{log.read_text()[-3000:]}")
     return process
 

@@ -13,7 +13,7 @@ import pytest
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, wait_text
 from tests.e2e.processes import launch, terminate
-from tests.e2e.test_group_rounds import GROUP, round_questions, scores
+from tests.e2e.test_group_rounds import GROUP, question_recorded, round_questions, scores
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -33,6 +33,7 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         telegram.add_bot(admin, GROUP)
         telegram.send_in_group(admin, GROUP, "/round junior 2 60")
         first = (await telegram.wait_for(lambda s: round_questions(s, GROUP)))[0]
+        await question_recorded(db_url, GROUP, first["message_id"])
         question = find_question(bank, first)
         answer = telegram.send_in_group(
             bob, GROUP, question.answer.en, reply_to=first["message_id"]
@@ -50,6 +51,7 @@ async def test_round_runs_through_python_m_bot_run_across_a_kill(
         results = await wait_text(telegram, GROUP, "Results · question 1/2")
         assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
         second = (await telegram.wait_for(lambda s: round_questions(s, GROUP)[1:]))[0]
+        await question_recorded(db_url, GROUP, second["message_id"])
         q2 = find_question(bank, second)
         telegram.send_in_group(cy, GROUP, q2.answer.en, reply_to=second["message_id"])
         telegram.send_in_group(bob, GROUP, "I don't know", reply_to=second["message_id"])

@@ -43,17 +43,25 @@ def round_questions(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
 
 
 async def next_question(
-    fake: FakeTelegram, chat_id: int, index: int, db_url: str
+    fake: FakeTelegram, db_url: str, chat_id: int, index: int
 ) -> dict[str, Any]:
-    """The group's question number `index` once it is posted: seen in the chat and recorded by
-    the bot (a person takes longer than that to reply; a test on a loaded machine may not)."""
+    """The round's question message once the bot has recorded it: the bot stores the message
+    id a moment after Telegram accepted the message, and until then a reply to it would not
+    be recognised. No person replies that fast; a test can."""
     message = (await fake.wait_for(lambda s: round_questions(s, chat_id)[index:]))[0]
-    for _ in range(int(WAIT / 0.05)):
-        recorded = {q.message_id for q in await rows(db_url, RoundQuestion) if q.chat_id == chat_id}
-        if message["message_id"] in recorded:
-            break
-        await asyncio.sleep(0.05)
+    await question_recorded(db_url, chat_id, message["message_id"])
     return message
+
+
+async def question_recorded(db_url: str, chat_id: int, message_id: int) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not [
+        q for q in await rows(db_url, RoundQuestion)
+        if q.chat_id == chat_id and q.message_id == message_id
+    ]:  # fmt: skip
+        assert loop.time() < deadline, f"question message {message_id} never recorded"
+        await asyncio.sleep(0.05)
 
 
 def scores(message: dict[str, Any]) -> list[tuple[str, float]]:
@@ -121,7 +129,7 @@ async def test_two_question_round_ranks_everyone(
 
     telegram.send_in_group(admin, GROUP, "/round junior 2 60")
     await wait_text(telegram, GROUP, "Round started: 2 questions, level junior, 60 s each")
-    first = await next_question(telegram, GROUP, 0, db_url)
+    first = await next_question(telegram, db_url, GROUP, 0)
     question = find_question(bank, first)
     assert question.level == "junior"
     next_data = first["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -155,7 +163,7 @@ async def test_two_question_round_ranks_everyone(
     assert "✅" in private["text"]
     assert telegram.bot_messages(12) == []  # Cy did not opt in
 
-    second = await next_question(telegram, GROUP, 1, db_url)
+    second = await next_question(telegram, db_url, GROUP, 1)
     question2 = find_question(bank, second)
     assert question2.id != question.id and second["text"].startswith("Round · question 2/2")
     telegram.send_in_group(dan, GROUP, question2.answer.en, reply_to=second["message_id"])
@@ -189,7 +197,7 @@ async def test_restart_mid_round_resumes_the_deadline(
     admin = setup_group(telegram, GROUP)
     bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
     telegram.send_in_group(admin, GROUP, "/round junior 2 12")
-    first = await next_question(telegram, GROUP, 0, db_url)
+    first = await next_question(telegram, db_url, GROUP, 0)
     question = find_question(bank, first)
     answer = telegram.send_in_group(bob, GROUP, question.answer.en, reply_to=first["message_id"])
     await telegram.wait_for(lambda s: s.reactions.get((GROUP, answer["message_id"])))
@@ -199,9 +207,9 @@ async def test_restart_mid_round_resumes_the_deadline(
     await group_bot.start(telegram)
     # Nobody presses "Next": the restarted ticker closes the question at its deadline.
     results = await wait_text(telegram, GROUP, "Results · question 1/2")
-    assert [name for name, _ in scores(results)] == ["Bob", "Cy"]
+    assert [name for name, _ in scores(results)] == ["Bob", "Cy"], (question.id, results["text"])
 
-    second = await next_question(telegram, GROUP, 1, db_url)
+    second = await next_question(telegram, db_url, GROUP, 1)
     # Killed after the bot recorded the question as posted (next_question waits for that): a
     # kill between Telegram taking it and the record posts it again, as any unconfirmed send.
     await group_bot.stop()
@@ -222,7 +230,7 @@ async def test_two_groups_run_rounds_at_once(
     players = [telegram.user(11, first_name="Bob"), telegram.user(21, first_name="Eve")]
     for chat_id, admin in zip(chats, admins, strict=True):
         telegram.send_in_group(admin, chat_id, "/round middle 1 60")
-    questions = [await next_question(telegram, chat_id, 0, db_url) for chat_id in chats]
+    questions = [await next_question(telegram, db_url, chat_id, 0) for chat_id in chats]
     # The same message id can exist in both chats; each answer belongs to its own group.
     for chat_id, player, message in zip(chats, players, questions, strict=True):
         text = find_question(bank, message).answer.en
@@ -252,7 +260,7 @@ async def test_bad_input_in_a_group(
     await wait_text(telegram, GROUP, "Usage: /round [junior|middle|senior] [N] [seconds]")
     telegram.send_in_group(admin, GROUP, "/round junior 2 120")
     announce = await wait_text(telegram, GROUP, "Round started")
-    question_message = await next_question(telegram, GROUP, 0, db_url)
+    question_message = await next_question(telegram, db_url, GROUP, 0)
     question = find_question(bank, question_message)
     telegram.send_in_group(admin, GROUP, "/round senior")
     await wait_text(telegram, GROUP, "A round is already running")
@@ -308,7 +316,7 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
 ) -> None:
     admin = setup_group(telegram, GROUP)
     telegram.send_in_group(admin, GROUP, "/round junior 3 2")
-    await next_question(telegram, GROUP, 0, db_url)
+    await next_question(telegram, db_url, GROUP, 0)
     telegram.remove_bot(admin, GROUP)
     await telegram.wait_for(lambda s: not s.chats[GROUP].bot_in_chat)
     await asyncio.sleep(3)  # past the deadline: nothing more is sent there
@@ -325,7 +333,7 @@ async def test_thirty_participants_stay_within_the_group_limit(
 ) -> None:
     admin = setup_group(telegram, GROUP)
     telegram.send_in_group(admin, GROUP, "/round junior 1 120")
-    message = await next_question(telegram, GROUP, 0, db_url)
+    message = await next_question(telegram, db_url, GROUP, 0)
     question = find_question(bank, message)
     for index in range(30):
         user = telegram.user(1000 + index, first_name=f"P{index:02d}")
