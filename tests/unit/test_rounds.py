@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
@@ -30,7 +32,7 @@ from bot.services.rounds.items import (
     RoundQuestionItem,
 )
 from bot.storage.engine import create_engine, create_session_factory
-from bot.storage.models import Round, RoundAnswer
+from bot.storage.models import Round, RoundAnswer, RoundQuestion
 
 GROUP, OTHER = -1001, -1002
 
@@ -439,3 +441,34 @@ async def test_after_a_restart_replies_sent_in_time_are_read_before_the_question
     assert await fresh.expire() == [GROUP]
     item = await results(fresh, GROUP)
     assert [(line.name, line.score) for line in item.lines] == [("Ann", 7.0)]
+
+
+async def test_stop_while_the_first_question_is_being_posted(
+    service: RoundService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/round stop commits between the bot's read of the question it just posted and its
+    record of the message id (seen under load in the command-table test): the record must not
+    fail. The hook makes that interleaving certain for a read-then-write record."""
+    await service.ensure_group(GROUP, "ML club", "en")
+    await service.start(GROUP, 1, "junior", 2, 60)
+    (item,) = await service.outbox(GROUP)
+    assert isinstance(item, RoundQuestionItem)
+    stopped: list[bool] = []
+    read = AsyncSession.get
+
+    async def read_then_stop(self: AsyncSession, entity: Any, ident: Any, **kw: Any) -> Any:
+        row = await read(self, entity, ident, **kw)
+        if entity is RoundQuestion and not stopped:
+            stopped.append(await service.stop(GROUP))
+        return row
+
+    monkeypatch.setattr(AsyncSession, "get", read_then_stop)
+    await service.mark_sent(item, 500)  # raised StaleDataError when it read, then wrote
+    monkeypatch.undo()
+    if not stopped:  # a conditional record reads nothing first: the stop comes after it
+        stopped.append(await service.stop(GROUP))
+    assert stopped == [True]
+    await service.grade_closed(GROUP)
+    assert await service.active_round(GROUP) is None or all(
+        not isinstance(i, RoundQuestionItem) for i in await service.outbox(GROUP)
+    )

@@ -190,16 +190,24 @@ class OutboxMixin(RoundsBase):
         now = self.clock()
         async with self.sessions() as session, session.begin():
             if isinstance(item, RoundQuestionItem):
-                rq = await session.get(RoundQuestion, item.round_question_id)
-                if rq is not None and rq.message_id is None:
+                values: dict[str, object] = {
                     # A placeholder id keeps a refused send from being retried forever.
-                    rq.message_id = message_id if message_id is not None else -rq.id
-                    rq.poll_id = poll_id
-                    rq.deadline = now + timedelta(seconds=item.seconds)
-                    if message_id is None:
-                        rq.status = (
-                            RoundQuestionStatus.grading
-                        )  # nobody can reply to a message never posted
+                    "message_id": message_id if message_id is not None else -item.round_question_id,
+                    "poll_id": poll_id,
+                    "deadline": now + timedelta(seconds=item.seconds),
+                }
+                if message_id is None:  # nobody can reply to a message never posted
+                    values["status"] = RoundQuestionStatus.grading
+                # Conditional, not read-then-write: a /round stop that withdrew this question
+                # while it was being posted leaves no row to update, and that is fine.
+                await session.execute(
+                    update(RoundQuestion)
+                    .where(
+                        RoundQuestion.id == item.round_question_id,
+                        RoundQuestion.message_id.is_(None),
+                    )
+                    .values(**values)
+                )
             elif isinstance(item, ResultsItem):
                 rq = await session.get(RoundQuestion, item.round_question_id)
                 if rq is None or rq.status != RoundQuestionStatus.graded:
