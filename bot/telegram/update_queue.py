@@ -79,10 +79,6 @@ class UpdateQueue:
         # Even a failed update is done: one that always fails must not be replayed forever.
         await self.inbox.mark_handled(update.update_id)
 
-    @property
-    def busy(self) -> int:
-        return sum(len(queue) for queue in self._queues.values())
-
     async def join(self, timeout: float | None = None) -> bool:
         """Wait for the updates in hand; False if some were still running at the timeout
         (they stay unhandled in the inbox and run again after a restart)."""
