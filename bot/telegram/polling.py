@@ -75,11 +75,11 @@ class InboxPoller:
             for task in (poll, stop):
                 task.cancel()
             await asyncio.gather(poll, stop, return_exceptions=True)
-            failed = not poll.cancelled() and poll.exception() is not None
-            if failed or not self._stop.is_set():  # cancelled or broken: stop at once
+            error = None if poll.cancelled() else poll.exception()
+            if error is not None or not self._stop.is_set():  # cancelled or broken: at once
                 await self.queue.cancel()
-        if failed:
-            raise poll.exception()  # type: ignore[misc]
+        if error is not None:
+            raise error
         if not await self.queue.join(self.drain_timeout):
             log.warning("stopping with updates still running; they run again on restart")
         await self.queue.cancel()
