@@ -1,4 +1,4 @@
-"""CLI: run | practice | warm | grade | eval | bench | questions | content check | stats."""
+"""CLI: run | practice | warm | grade | eval | train | bench | questions | content check | stats."""
 
 from __future__ import annotations
 
@@ -44,12 +44,23 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "files", nargs="*", type=Path, help="external CSV/JSONL: question, reference, answer, grade"
     )
-    evaluate.add_argument("--no-bank", action="store_true", help="skip content/eval")
+    evaluate.add_argument(
+        "--no-bank", action="store_true", help="skip content/eval and content/heldout"
+    )
+    evaluate.add_argument(
+        "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
+    )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
     evaluate.add_argument("--ablation", action="store_true", help="switch each part off in turn")
     evaluate.add_argument("--json", type=Path, help="also write the figures to this file")
+    train = sub.add_parser("train", help="fit the pitfall head of a model on content/eval")
+    train.add_argument("what", choices=("pitfalls",))
+    train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
     bench = sub.add_parser("bench", help="grading latency, throughput, start-up and memory")
     bench.add_argument("--answers", type=int, default=64, help="answers per throughput run")
+    bench.add_argument(
+        "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
+    )
     questions = sub.add_parser("questions", help="list the bank")
     questions.add_argument("--json", action="store_true")
     questions.add_argument("--level", choices=("junior", "middle", "senior"))
@@ -239,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         return _warm(settings, bank)
     if args.command == "grade":
         return _grade(settings, bank, args)
+    if args.command == "train":
+        from bot.evaluation.pitfall_training import run_train
+
+        return run_train(settings, bank, args.model)
     if args.command == "eval":
         from bot.evaluation.cli import run_eval
 
@@ -246,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from bot.evaluation.bench import run_bench
 
-        return run_bench(settings, bank, args.answers)
+        return run_bench(settings, bank, args.answers, args.model)
     if args.command == "stats":
         return asyncio.run(_stats(settings, args.json))
     if args.command == "practice":

@@ -155,6 +155,10 @@ async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
         single.close()
 
 
-def run_bench(settings: Settings, bank: QuestionBank, answers: int) -> int:
+def run_bench(
+    settings: Settings, bank: QuestionBank, answers: int, model: str | None = None
+) -> int:
+    if model:
+        settings = settings.model_copy(update={"embedding_model": model})
     asyncio.run(_bench(settings, bank, max(8, answers)))
     return 0

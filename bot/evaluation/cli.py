@@ -21,6 +21,7 @@ from bot.scoring.service import ScoringService
 FULL = GraderOptions()
 # Each row switches one part off (or keeps one signal alone), to show what it adds.
 BANK_ABLATION: dict[str, GraderOptions] = {
+    "-head": replace(FULL, head=False),  # the fixed pitfall rule instead of the fitted head
     "-terms": replace(FULL, terms=False),
     "-lang-calib": replace(FULL, calibration=False),
     "-polarity": replace(FULL, polarity=False),
@@ -39,7 +40,14 @@ REFERENCE_ABLATION: dict[str, ReferenceOptions] = {
 
 
 def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
-    datasets = [] if args.no_bank else [load_bank_eval(settings.content_dir.parent / "eval")]
+    """The bank's sets: content/eval (the grader was tuned on it) and content/heldout (written
+    before any tuning and never tuned on), then external files."""
+    datasets = []
+    if not args.no_bank:
+        root = settings.content_dir.parent
+        datasets.append(load_bank_eval(root / "eval", "content/eval (tuning set)"))
+        if (root / "heldout").is_dir():
+            datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
     return datasets + [load_external(Path(f)) for f in args.files]
 
 
@@ -52,9 +60,10 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
     if not datasets:
         print("error: nothing to evaluate (--no-bank and no files)", file=sys.stderr)
         return 2
+    if args.model:
+        settings = settings.model_copy(update={"embedding_model": args.model})
     service = ScoringService.from_settings(settings, bank)
-    grader = service.grader()
-    grader.warm(list(bank))
+    grader = service.warm_grader()
     encoder = grader.encoder
     reference = service.reference_grader()
     print(f"model: {settings.embedding_model} on {encoder.device}\n")
@@ -64,6 +73,10 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         started = time.perf_counter()
         results["grader"] = evaluate(dataset, lambda s: grade_with(grader, reference, bank, s))
         took = time.perf_counter() - started
+        if grader.head is not None and any(s.pitfall for s in dataset.samples):
+            results["+checks"] = evaluate(
+                dataset, lambda s: grade_with(grader, reference, bank, s, checks=True)
+            )
         if not args.no_baseline:
             results["cosine"] = evaluate(dataset, lambda s: grade_with_cosine(encoder, bank, s))
         if args.ablation:

@@ -30,7 +30,7 @@ class Sample:
     question_id: str | None = None  # a bank question
     question_text: str | None = None  # or a question with a reference answer
     reference: str | None = None
-    kind: str | None = None  # strong | partial | vague | pitfall | rejects | offtopic
+    kind: str | None = None  # strong | partial | vague | pitfall | rejects | offtopic | dontknow
     pitfall: str | None = None  # the pitfall the answer falls into
     rejects: str | None = None  # the pitfall the answer explicitly rejects
 
@@ -42,7 +42,7 @@ class Dataset:
     samples: list[Sample]
 
 
-def load_bank_eval(directory: Path) -> Dataset:
+def load_bank_eval(directory: Path, name: str = "content/eval") -> Dataset:
     samples: list[Sample] = []
     for path in sorted(directory.glob("*.jsonl")):
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
@@ -66,7 +66,7 @@ def load_bank_eval(directory: Path) -> Dataset:
                 raise DatasetError(f"{path.name}:{number}: {exc}") from exc
     if not samples:
         raise DatasetError(f"no labelled answers in {directory}")
-    return Dataset("content/eval", 10.0, samples)
+    return Dataset(name, 10.0, samples)
 
 
 def _pick(row: dict[str, str], names: tuple[str, ...], required: bool = True) -> str | None:

@@ -13,7 +13,7 @@ from bot.evaluation.metrics import loqo_rmse, pearson, pitfall_rates, spearman
 Grading = tuple[float, set[str]]
 GradeFn = Callable[[list[Sample]], list[Grading]]
 
-NO_ANSWER_KINDS = ("offtopic",)
+NO_ANSWER_KINDS = ("offtopic", "dontknow")
 GENERIC_KINDS = ("vague",)
 
 

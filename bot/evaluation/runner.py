@@ -8,7 +8,8 @@ from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Sample
 from bot.evaluation.report import Grading
 from bot.scoring.encoder import Encoder
-from bot.scoring.grader import PITFALL_THRESHOLD, Grader
+from bot.scoring.grader import GradeResult, Grader
+from bot.scoring.pitfalls import PITFALL_THRESHOLD
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.text import normalize, split_units
 
@@ -16,9 +17,15 @@ CHUNK = 64  # answers per batch, as the bot's micro-batching queue would group t
 
 
 def grade_with(
-    grader: Grader, reference: ReferenceGrader, bank: QuestionBank, samples: list[Sample]
+    grader: Grader,
+    reference: ReferenceGrader,
+    bank: QuestionBank,
+    samples: list[Sample],
+    checks: bool = False,
 ) -> list[Grading]:
-    """Bank samples through the grader in batches; external ones against their reference."""
+    """Bank samples through the grader in batches; external ones against their reference.
+
+    `checks`: count the pitfalls shown as "worth checking" as flags too."""
     result: list[Grading] = []
     for start in range(0, len(samples), CHUNK):
         chunk = samples[start : start + CHUNK]
@@ -36,7 +43,10 @@ def grade_with(
         )
         for sample in chunk:
             g = next(graded) if sample.question_id is not None else next(against_reference)
-            result.append((g.score, {p.id for p in g.pitfalls}))
+            flags = {p.id for p in g.pitfalls}
+            if checks and isinstance(g, GradeResult):
+                flags |= {p.id for p in g.checks}
+            result.append((g.score, flags))
     return result
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.encoder import Encoder
+from bot.scoring.pitfall_head import PitfallHead, load_head
+from bot.scoring.pitfalls import PitfallHit, by_head, by_rule, claim_stems, unit_features
 from bot.scoring.text import (
     detect_language,
     is_dont_know,
@@ -24,7 +26,6 @@ from bot.scoring.text import (
     mentions,
     normalize,
     overlap,
-    polarity,
     split_units,
     stems,
     words,
@@ -37,8 +38,6 @@ POINT_COVERED = 0.50  # credit needed to list a point as covered
 TERM_BONUS = 0.18  # an identifier of the point appearing in the answer
 HOLISTIC_FLOOR = 0.25
 HOLISTIC_FULL = 0.75
-PITFALL_THRESHOLD = 0.70
-PITFALL_MARGIN = 0.03  # a sentence this much closer to the correction than the claim is not a hit
 PITFALL_PENALTY = 0.15
 OFF_TOPIC_RELEVANCE = 0.28
 OFF_TOPIC_CAP = 1.0
@@ -65,6 +64,9 @@ class GraderOptions:
     # Encode the whole answer as well as its sentences (about 2x the model work, +0.02 Spearman);
     # off: its vector is the length-weighted mean of the sentences' (docs/grading.md).
     encode_whole: bool = True
+    # The fitted pitfall head of the model (bot/scoring/heads/), where one exists; off: the fixed
+    # rule (threshold, polarity, closer-to-correction).
+    head: bool = True
 
 
 @dataclass(frozen=True)
@@ -76,13 +78,6 @@ class PointResult:
 
 
 @dataclass(frozen=True)
-class PitfallHit:
-    id: str
-    similarity: float
-    evidence: str
-
-
-@dataclass(frozen=True)
 class GradeResult:
     question_id: str
     language: str
@@ -90,6 +85,9 @@ class GradeResult:
     verdict: str
     points: list[PointResult] = field(default_factory=list)
     pitfalls: list[PitfallHit] = field(default_factory=list)
+    # Close to a documented misconception, but not close enough to say so: shown as worth
+    # checking, with no penalty.
+    checks: list[PitfallHit] = field(default_factory=list)
     similarity: float = 0.0
     relevance: float = 0.0
 
@@ -109,6 +107,7 @@ class GradeResult:
             "covered": self.covered,
             "missed": self.missed,
             "pitfalls": [asdict(p) for p in self.pitfalls],
+            "worth_checking": [asdict(p) for p in self.checks],
             "language": self.language,
             "similarity": round(self.similarity, 3),
             "relevance": round(self.relevance, 3),
@@ -148,6 +147,7 @@ class _QuestionVectors:
     corrections: np.ndarray  # (2, p, d)
     context: np.ndarray  # (4, d): model answer ru/en, question ru/en
     vocabulary: frozenset[str]  # word stems of every text of the question
+    claim_stems: tuple[frozenset[str], ...]  # per pitfall: stems of the claim, not the correction
 
 
 class Grader:
@@ -170,6 +170,7 @@ class Grader:
         self._vectors: dict[str, _QuestionVectors] = {}
         self._calibration = calibration or []
         self._baseline: np.ndarray | None = None  # (unit language, reference language)
+        self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
 
     def baseline(self) -> np.ndarray:
         if self._baseline is None:
@@ -225,6 +226,7 @@ class Grader:
                     remember=True,
                 ),
                 vocabulary=frozenset(stems(" ".join(_question_texts(question)))),
+                claim_stems=claim_stems(question),
             )
             self._vectors[question.id] = cached
         return cached
@@ -277,6 +279,31 @@ class Grader:
             results.append(self._grade_units(question, text, language, units, unit_vectors))
         return results
 
+    def _sims(
+        self, unit_vectors: np.ndarray, unit_langs: np.ndarray, refs: np.ndarray
+    ) -> np.ndarray:
+        """(units, n) calibrated cosines, the best of each reference's two languages."""
+        per_lang = [
+            self._calibrate(unit_vectors @ refs[lang].T, unit_langs, np.full(refs.shape[1], lang))
+            for lang in (0, 1)
+        ]
+        return np.maximum(per_lang[0], per_lang[1])
+
+    def pitfall_features(self, question: Question, answer: str) -> tuple[list[str], np.ndarray]:
+        """For fitting the head: the answer's candidate sentences and their feature matrix."""
+        text = normalize(answer)
+        units = [] if is_dont_know(text) or not words(text) else self._units(text)
+        if not units:
+            return [], np.zeros((0, len(question.pitfalls), 0))
+        vectors = self.encoder.encode(units)
+        langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
+        qv = self.vectors(question)
+        point_sims, claim_sims, fix_sims = (
+            self._sims(vectors, langs, refs) for refs in (qv.points, qv.claims, qv.corrections)
+        )
+        matrix = unit_features(question, units, qv.claim_stems, claim_sims, fix_sims, point_sims)
+        return units[: len(matrix)], matrix
+
     def _units(self, text: str) -> list[str]:
         return split_units(text, clauses=self.options.clauses)
 
@@ -300,24 +327,22 @@ class Grader:
         opts = self.options
         qv = self.vectors(question)
         unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
-
-        def sims(refs: np.ndarray) -> np.ndarray:
-            """(units, n) calibrated, max over the two languages of each reference."""
-            per_lang = [
-                self._calibrate(
-                    unit_vectors @ refs[lang].T, unit_langs, np.full(refs.shape[1], lang)
-                )
-                for lang in (0, 1)
-            ]
-            return np.maximum(per_lang[0], per_lang[1])
-
-        pitfalls = self._pitfalls(question, units, sims(qv.claims), sims(qv.corrections))
+        point_sims, claim_sims, fix_sims = (
+            self._sims(unit_vectors, unit_langs, refs)
+            for refs in (qv.points, qv.claims, qv.corrections)
+        )  # (units, key points / pitfalls)
+        if self.head is not None:
+            matrix = unit_features(
+                question, units, qv.claim_stems, claim_sims, fix_sims, point_sims
+            )
+            pitfalls, checks = by_head(self.head, question, units, matrix)
+        else:
+            pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
         # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.
         wrong_units = [i for i, u in enumerate(units) if any(p.evidence in u for p in pitfalls)]
 
         # Best sentence per key point, over both languages of the point. A sentence that states
         # a misconception earns no credit, however close its words are to a key point.
-        point_sims = sims(qv.points)  # (units, key points)
         point_sims[wrong_units, :] = -1.0
         points: list[PointResult] = []
         credits: list[float] = []
@@ -361,7 +386,7 @@ class Grader:
         if off_topic:
             score = min(score, OFF_TOPIC_CAP)
             points = [PointResult(p.id, False, 0.0, None) for p in points]
-            pitfalls = []
+            pitfalls, checks = [], []
         return GradeResult(
             question_id=question.id,
             language=language,
@@ -369,28 +394,7 @@ class Grader:
             verdict="off-topic" if off_topic else verdict_for(score),
             points=points,
             pitfalls=pitfalls,
+            checks=checks,
             similarity=similarity,
             relevance=relevance,
         )
-
-    def _pitfalls(
-        self, question: Question, units: list[str], claim_sims: np.ndarray, fix_sims: np.ndarray
-    ) -> list[PitfallHit]:
-        hits: list[PitfallHit] = []
-        # The whole answer (the last unit) mixes every statement: judge pitfalls per sentence.
-        candidates = len(units) - 1 if len(units) > 1 else len(units)
-        for index, pitfall in enumerate(question.pitfalls):
-            for unit_index in np.argsort(-claim_sims[:candidates, index]):
-                sim = float(claim_sims[unit_index, index])
-                if sim < PITFALL_THRESHOLD:
-                    break
-                unit = units[unit_index]
-                claim_text = pitfall.claim.ru if detect_language(unit) == "ru" else pitfall.claim.en
-                # The closest statement decides the stance; its clauses do not get a second try.
-                if self.options.polarity and polarity(unit) != polarity(claim_text):
-                    break  # the sentence denies the misconception
-                if float(fix_sims[unit_index, index]) > sim + PITFALL_MARGIN:
-                    break  # closer to the correct statement than to the wrong one
-                hits.append(PitfallHit(pitfall.id, round(sim, 3), unit))
-                break
-        return hits

@@ -114,6 +114,11 @@ class ScoringService:
     def grader(self) -> Grader:
         return self._load(warm=False)
 
+    def warm_grader(self) -> Grader:
+        """The grader with the bank's vectors loaded (from the cache file, else computed and
+        stored): for the CLI tools that grade many answers in this thread."""
+        return self._load(warm=True)
+
     def reference_grader(self) -> ReferenceGrader:
         if self._reference is None:
             self._reference = ReferenceGrader(self.grader().encoder, list(self.bank))

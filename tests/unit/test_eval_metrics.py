@@ -82,3 +82,21 @@ def test_external_csv_with_mohler_columns(tmp_path: Path) -> None:
     bad.write_text("question,answer,grade\nq,a,1\n", "utf-8")
     with pytest.raises(DatasetError, match="reference"):
         load_external(bad)
+
+
+def test_heldout_set_is_disjoint_from_the_tuning_set_and_names_real_pitfalls() -> None:
+    from bot.content.loader import load_bank
+
+    bank = load_bank(ROOT / "content" / "pytorch")
+    tuning = load_bank_eval(ROOT / "content" / "eval")
+    heldout = load_bank_eval(ROOT / "content" / "heldout", "content/heldout")
+    assert len(heldout.samples) >= 150
+    assert not {s.question_id for s in tuning.samples} & {s.question_id for s in heldout.samples}
+    kinds = {s.kind for s in heldout.samples}
+    assert {"strong", "partial", "pitfall", "rejects", "offtopic", "dontknow"} <= kinds
+    assert {s.lang for s in heldout.samples} == {"ru", "en"}
+    for sample in heldout.samples:
+        question = bank.questions[str(sample.question_id)]
+        ids = {p.id for p in question.pitfalls}
+        assert sample.pitfall is None or sample.pitfall in ids
+        assert sample.rejects is None or sample.rejects in ids

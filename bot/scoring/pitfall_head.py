@@ -1,0 +1,99 @@
+"""Whether a sentence asserts a documented misconception: a small fitted head per model.
+
+Cosine with the wrong claim alone cannot separate "eval() disables gradients" from a correct
+sentence about the same thing, so the decision weighs a few signals of one (sentence, pitfall)
+pair: closeness to the claim and to its correction, the gap between them, closeness to any key
+point (correct statements resemble key points), whether the polarity matches the claim's, the
+share of the claim's own words (those not in the correction) that the sentence uses, and its
+length. A logistic regression over them is fitted by `python -m bot train pitfalls` on
+`content/eval` and stored as a few numbers per model in `bot/scoring/heads/`.
+
+Two thresholds: at `flag_at` the grader says "you said this" (and takes points); at `check_at`,
+lower, it only points at the pitfall as worth checking, with no penalty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+FEATURES = (
+    "claim",  # calibrated cosine with the wrong claim (best of its two languages)
+    "correction",  # with the correction
+    "margin",  # claim - correction
+    "key_point",  # with the closest key point of the question
+    "same_polarity",  # 1 when negations/rejections agree with the claim's, else 0
+    "claim_words",  # share of the claim's distinctive word stems found in the sentence
+    "polar_claim",  # same_polarity * claim: closeness counts only when the stance agrees
+    "log_length",  # log(1 + words in the sentence)
+)
+HEADS_DIR = Path(__file__).with_name("heads")
+
+
+@dataclass(frozen=True)
+class PitfallHead:
+    model: str
+    weights: tuple[float, ...]
+    bias: float
+    flag_at: float  # logit at which a pitfall is shown as said
+    check_at: float  # logit at which it is shown as worth checking
+    fitted_on: str = ""
+    figures: dict[str, float] = field(default_factory=dict)  # out-of-fold figures at fit time
+
+    def logits(self, features: np.ndarray) -> np.ndarray:
+        """features: (..., len(FEATURES)) -> (...)."""
+        return features @ np.asarray(self.weights, dtype=np.float64) + self.bias
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = asdict(self) | {"features": list(FEATURES)}
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> PitfallHead:
+        data = json.loads(path.read_text("utf-8"))
+        if tuple(data.pop("features")) != FEATURES:
+            raise ValueError(
+                f"{path}: fitted on other features; run `python -m bot train pitfalls`"
+            )
+        data["weights"] = tuple(data["weights"])
+        return cls(**data)
+
+
+def head_path(model: str, directory: Path = HEADS_DIR) -> Path:
+    slug = re.sub(r"[^a-z0-9]+", "-", Path(model).name.lower()).strip("-") or "model"
+    return directory / f"{slug}.json"
+
+
+def load_head(model: str, directory: Path = HEADS_DIR) -> PitfallHead | None:
+    """The head fitted for this model, or None (the grader then uses its fixed rule)."""
+    path = head_path(model, directory)
+    return PitfallHead.load(path) if path.exists() else None
+
+
+def features(
+    claim: np.ndarray,
+    correction: np.ndarray,
+    key_point: np.ndarray,
+    same_polarity: np.ndarray,
+    claim_words: np.ndarray,
+    length: np.ndarray,
+) -> np.ndarray:
+    """Arrays of one shape (units, pitfalls) -> (units, pitfalls, len(FEATURES))."""
+    return np.stack(
+        [
+            claim,
+            correction,
+            claim - correction,
+            key_point,
+            same_polarity,
+            claim_words,
+            same_polarity * claim,
+            np.log1p(length),
+        ],
+        axis=-1,
+    ).astype(np.float64)

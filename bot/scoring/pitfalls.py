@@ -1,0 +1,120 @@
+"""Which documented misconceptions an answer states: per sentence, by a fitted head or a rule.
+
+Works on calibrated similarities the grader has already computed, (units, pitfalls); the last
+unit of a multi-sentence answer is the whole answer, which mixes every statement, so pitfalls are
+judged on the sentences and clauses only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.content.schema import Question
+from bot.scoring.pitfall_head import FEATURES, PitfallHead, features
+from bot.scoring.text import detect_language, polarity, stems, words
+
+PITFALL_THRESHOLD = 0.70
+PITFALL_MARGIN = 0.03  # a sentence this much closer to the correction than the claim is not a hit
+
+
+@dataclass(frozen=True)
+class PitfallHit:
+    id: str
+    similarity: float
+    evidence: str
+
+
+def claim_stems(question: Question) -> tuple[frozenset[str], ...]:
+    """Per pitfall: word stems of its claim that its correction does not use."""
+    return tuple(
+        frozenset(
+            stems(f"{p.claim.ru} {p.claim.en}") - stems(f"{p.correction.ru} {p.correction.en}")
+        )
+        for p in question.pitfalls
+    )
+
+
+def candidate_count(units: list[str]) -> int:
+    return len(units) - 1 if len(units) > 1 else len(units)
+
+
+def unit_features(
+    question: Question,
+    units: list[str],
+    distinct: tuple[frozenset[str], ...],
+    claim_sims: np.ndarray,
+    fix_sims: np.ndarray,
+    point_sims: np.ndarray,
+) -> np.ndarray:
+    """(candidate units, pitfalls, features) for the head; see bot/scoring/pitfall_head.py."""
+    count = candidate_count(units)
+    shape = (count, len(question.pitfalls))
+    same = np.zeros(shape)
+    shared = np.zeros(shape)
+    for i, unit in enumerate(units[:count]):
+        ru = detect_language(unit) == "ru"
+        own = stems(unit)
+        for j, pitfall in enumerate(question.pitfalls):
+            claim = pitfall.claim.ru if ru else pitfall.claim.en
+            same[i, j] = float(polarity(unit) == polarity(claim))
+            shared[i, j] = len(own & distinct[j]) / len(distinct[j]) if distinct[j] else 0.0
+    lengths = np.array([len(words(u)) for u in units[:count]], dtype=np.float64)
+    best_point = point_sims[:count].max(axis=1, initial=0.0)
+    return features(
+        claim_sims[:count],
+        fix_sims[:count],
+        np.broadcast_to(best_point[:, None], shape),
+        same,
+        shared,
+        np.broadcast_to(lengths[:, None], shape),
+    ).reshape(*shape, len(FEATURES))
+
+
+def by_head(
+    head: PitfallHead, question: Question, units: list[str], matrix: np.ndarray
+) -> tuple[list[PitfallHit], list[PitfallHit]]:
+    """Per pitfall, its most likely sentence: said (at flag_at) or worth checking (check_at)."""
+    said: list[PitfallHit] = []
+    checks: list[PitfallHit] = []
+    if matrix.size == 0:
+        return said, checks
+    logits = head.logits(matrix)
+    for index, pitfall in enumerate(question.pitfalls):
+        best = int(np.argmax(logits[:, index]))
+        value = float(logits[best, index])
+        hit = PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
+        if value >= head.flag_at:
+            said.append(hit)
+        elif value >= head.check_at:
+            checks.append(hit)
+    return said, checks
+
+
+def by_rule(
+    question: Question,
+    units: list[str],
+    claim_sims: np.ndarray,
+    fix_sims: np.ndarray,
+    check_polarity: bool = True,
+) -> list[PitfallHit]:
+    """The fixed rule: the sentence closest to a claim, at PITFALL_THRESHOLD or more, unless its
+    polarity differs from the claim's or it is closer to the correction."""
+    hits: list[PitfallHit] = []
+    candidates = candidate_count(units)
+    for index, pitfall in enumerate(question.pitfalls):
+        for unit_index in np.argsort(-claim_sims[:candidates, index]):
+            sim = float(claim_sims[unit_index, index])
+            if sim < PITFALL_THRESHOLD:
+                break
+            unit = units[unit_index]
+            claim_text = pitfall.claim.ru if detect_language(unit) == "ru" else pitfall.claim.en
+            # The closest statement decides the stance; its clauses do not get a second try.
+            if check_polarity and polarity(unit) != polarity(claim_text):
+                break  # the sentence denies the misconception
+            if float(fix_sims[unit_index, index]) > sim + PITFALL_MARGIN:
+                break  # closer to the correct statement than to the wrong one
+            hits.append(PitfallHit(pitfall.id, round(sim, 3), unit))
+            break
+    return hits
