@@ -91,7 +91,6 @@ def ensure(cache_dir: Path | None = None) -> Path:
     """The converted folder, built first if it is not there yet."""
     target = model_dir(cache_dir)
     if not target.is_dir():
-        log.info("converting %s from %s into %s (once)", NAME, PACKAGE, target)
         build(target)
     return target
 
@@ -100,6 +99,7 @@ def build(target: Path, source: Path | None = None) -> Path:
     """Verify the source and convert it into `target` atomically; `target` must not exist."""
     source = source or source_file()
     verify(source)
+    log.info("converting %s from %s into %s (once)", NAME, PACKAGE, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     _sweep(target)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
