@@ -66,8 +66,8 @@ class E5File:
         if tensor.dtype == _F32:
             yield np.frombuffer(raw, dtype="<f4").reshape(shape)
             return
-        cols = shape[-1]
-        if tensor.dtype != _Q4_0 or cols % BLOCK or tensor.nbytes != tensor.count // BLOCK * 18:
+        cols, size = shape[-1], tensor.count // BLOCK * _Q4.itemsize
+        if tensor.dtype != _Q4_0 or cols % BLOCK or tensor.nbytes != size:
             raise FormatError(f"tensor {name}: unsupported dtype {tensor.dtype} or size")
         blocks = np.frombuffer(raw, dtype=_Q4).reshape(-1, cols // BLOCK)
         for start in range(0, len(blocks), rows):
