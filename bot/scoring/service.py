@@ -38,10 +38,12 @@ class ScoringService:
         cache_dir: Path | None = None,
         max_batch: int = 64,
         options: GraderOptions | None = None,
+        model_cache_dir: Path | None = None,
     ):
         self.bank = bank
         self._model = model
         self._device = device
+        self._model_cache_dir = model_cache_dir
         self._cache_dir = cache_dir
         self.max_batch = max_batch
         self._options = options
@@ -65,6 +67,7 @@ class ScoringService:
             cache_dir=settings.embedding_cache_dir,
             max_batch=settings.grader_max_batch,
             options=options or GraderOptions(encode_whole=settings.grader_whole_answer_pass),
+            model_cache_dir=settings.model_cache_dir,
         )
 
     # --- loading (worker thread) ------------------------------------------------------------
@@ -78,7 +81,7 @@ class ScoringService:
 
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
-            encoder = Encoder(self._model, self._device)
+            encoder = Encoder(self._model, self._device, model_cache_dir=self._model_cache_dir)
             path = self.cache_path(encoder.device)
             cold = False
             if path is not None:
