@@ -92,6 +92,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "covered": {"ru": "Раскрыто:", "en": "Covered:"},
     "missed": {"ru": "Пропущено:", "en": "Missed:"},
     "fell_into": {"ru": "Ошибки в ответе:", "en": "Misconceptions in your answer:"},
+    "worth_checking": {
+        "ru": "Проверьте себя: ваш ответ похож на распространённую ошибку",
+        "en": "Worth checking: part of your answer sounds like a common misconception",
+    },
     "documented_pitfalls": {
         "ru": "Типичные ошибки на этом вопросе:",
         "en": "Common pitfalls on this question:",

@@ -28,6 +28,7 @@ BANK_ABLATION: dict[str, GraderOptions] = {
     "-clauses": replace(FULL, clauses=False),
     "-offtopic": replace(FULL, off_topic_gate=False),
     "-generic": replace(FULL, generic_cap=False),
+    "-admits-cap": replace(FULL, admits_cap=False),
     "-whole-answer-pass": replace(FULL, encode_whole=False),
     "points-only": replace(FULL, coverage_weight=1.0),
     "answer-only": replace(FULL, coverage_weight=0.0),

@@ -21,7 +21,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Dataset, load_bank_eval
 from bot.scoring.grader import Grader
-from bot.scoring.pitfall_head import FEATURES, PitfallHead, head_path
+from bot.scoring.pitfall_head import FEATURES, PitfallHead, head_path, said_logits
 from bot.scoring.service import ScoringService
 
 FOLDS = 5
@@ -154,7 +154,8 @@ def threshold_for(
 def train_head(grader: Grader, bank: QuestionBank, dataset: Dataset, model: str) -> PitfallHead:
     rows = collect(grader, bank, dataset)
     logits = out_of_fold(rows)
-    flag_at, flag_recall, flag_false = threshold_for(dataset, rows, logits, FLAG_TARGET)
+    said = said_logits(rows.features, logits)
+    flag_at, flag_recall, flag_false = threshold_for(dataset, rows, said, FLAG_TARGET)
     check_at, check_recall, check_false = threshold_for(dataset, rows, logits, CHECK_TARGET)
     weights, bias = fit(rows.features[rows.train], rows.labels[rows.train])
     by_kind: dict[str, int] = defaultdict(int)

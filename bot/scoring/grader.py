@@ -20,6 +20,7 @@ from bot.scoring.encoder import Encoder
 from bot.scoring.pitfall_head import PitfallHead, load_head
 from bot.scoring.pitfalls import PitfallHit, by_head, by_rule, claim_stems, unit_features
 from bot.scoring.text import (
+    admits_not_knowing,
     detect_language,
     is_dont_know,
     is_hedged,
@@ -48,6 +49,7 @@ COVERAGE_WEIGHT = 0.7
 # is stretched onto the same scale).
 UNRELATED_TARGET = 0.192
 GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
+ADMITS_CAP = 1.5  # a short answer that names an identifier but says it does not know the rest
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class GraderOptions:
     coverage_weight: float = COVERAGE_WEIGHT  # 1.0: key points only; 0.0: model answer only
     off_topic_gate: bool = True
     generic_cap: bool = True
+    admits_cap: bool = True  # ADMITS_CAP
     # Encode the whole answer as well as its sentences (about 2x the model work, +0.02 Spearman);
     # off: its vector is the length-weighted mean of the sentences' (docs/grading.md).
     encode_whole: bool = True
@@ -383,6 +386,10 @@ class Grader:
             score = min(score, GENERIC_CAP)
         if not has_terms and is_hedged(text):
             return self._no_answer(question, language)  # "no idea, I only used keras"
+        if has_terms and opts.admits_cap and admits_not_knowing(text):
+            # Naming one API and then "I don't know the rest" is not knowledge of the subject;
+            # one short sentence can sit close to every key point of a question.
+            score = min(score, ADMITS_CAP)
         if off_topic:
             score = min(score, OFF_TOPIC_CAP)
             points = [PointResult(p.id, False, 0.0, None) for p in points]

@@ -9,7 +9,9 @@ length. A logistic regression over them is fitted by `python -m bot train pitfal
 `content/eval` and stored as a few numbers per model in `bot/scoring/heads/`.
 
 Two thresholds: at `flag_at` the grader says "you said this" (and takes points); at `check_at`,
-lower, it only points at the pitfall as worth checking, with no penalty.
+lower, it only points at the pitfall as worth checking, with no penalty. A sentence whose
+polarity differs from the claim's ("eval() does NOT disable gradients") is never said to hold
+it, whatever its logit; at most it is worth checking (see docs/grading.md for what that costs).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ FEATURES = (
     "polar_claim",  # same_polarity * claim: closeness counts only when the stance agrees
     "log_length",  # log(1 + words in the sentence)
 )
+SAME_POLARITY = FEATURES.index("same_polarity")
 HEADS_DIR = Path(__file__).with_name("heads")
 
 
@@ -62,6 +65,11 @@ class PitfallHead:
             )
         data["weights"] = tuple(data["weights"])
         return cls(**data)
+
+
+def said_logits(features: np.ndarray, logits: np.ndarray) -> np.ndarray:
+    """The logits a "you said this" flag may use: none where the polarity disagrees."""
+    return np.where(features[..., SAME_POLARITY] > 0, logits, -np.inf)
 
 
 def head_path(model: str, directory: Path = HEADS_DIR) -> Path:

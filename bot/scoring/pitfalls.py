@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.content.schema import Question
-from bot.scoring.pitfall_head import FEATURES, PitfallHead, features
+from bot.scoring.pitfall_head import FEATURES, PitfallHead, features, said_logits
 from bot.scoring.text import detect_language, polarity, stems, words
 
 PITFALL_THRESHOLD = 0.70
@@ -81,14 +81,17 @@ def by_head(
     if matrix.size == 0:
         return said, checks
     logits = head.logits(matrix)
+    said_only = said_logits(matrix, logits)
     for index, pitfall in enumerate(question.pitfalls):
-        best = int(np.argmax(logits[:, index]))
-        value = float(logits[best, index])
-        hit = PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
-        if value >= head.flag_at:
-            said.append(hit)
-        elif value >= head.check_at:
-            checks.append(hit)
+        best = int(np.argmax(said_only[:, index]))
+        if said_only[best, index] < head.flag_at:
+            best = int(np.argmax(logits[:, index]))
+            if logits[best, index] < head.check_at:
+                continue
+            target = checks
+        else:
+            target = said
+        target.append(PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best]))
     return said, checks
 
 

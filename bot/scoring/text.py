@@ -60,6 +60,22 @@ def is_dont_know(text: str) -> bool:
     return len(words(clean)) <= 6 and bool(_DONT_KNOW.search(clean))
 
 
+# Saying outright that one does not know or has not used the thing (not "not sure", which
+# often comes before a correct guess).
+_ADMITS = re.compile(
+    r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*know|no\s+idea|idk|no\s+clue|"
+    r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|never\s+(?:used|wrote|worked|tried|needed)|"
+    r"не\s*знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|не\s+(?:помню|вспомню)|"
+    r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал))",
+    re.IGNORECASE,
+)
+
+
+def admits_not_knowing(text: str, limit: int = 24) -> bool:
+    """A short answer that says it does not know ("torch.tensor, the rest I don't know")."""
+    return len(words(text)) <= limit and bool(_ADMITS.search(normalize(text)))
+
+
 def is_hedged(text: str, limit: int = 16) -> bool:
     """A short answer that says "I don't know" among other words ("no idea, I only used keras")."""
     return len(words(text)) <= limit and bool(_DONT_KNOW.search(normalize(text)))

@@ -11,7 +11,8 @@ GRADE_FIELDS = ("score", "verdict", "covered", "missed", "pitfalls", "evidence")
 
 def stored_fields(result: GradeResult, only: Collection[str] = GRADE_FIELDS) -> dict[str, object]:
     """The grade as column values: key-point and pitfall ids, and the evidence per point (a
-    pitfall's under "pitfall:<id>"). `only`: the columns the table has."""
+    pitfall's under "pitfall:<id>", one only worth checking under "check:<id>"). `only`: the
+    columns the table has."""
     fields: dict[str, object] = {
         "score": result.score,
         "verdict": result.verdict,
@@ -21,6 +22,7 @@ def stored_fields(result: GradeResult, only: Collection[str] = GRADE_FIELDS) -> 
         "evidence": {
             **{p.id: p.evidence for p in result.points if p.evidence},
             **{f"pitfall:{p.id}": p.evidence for p in result.pitfalls},
+            **{f"check:{p.id}": p.evidence for p in result.checks},
         },
     }
     return {key: value for key, value in fields.items() if key in only}

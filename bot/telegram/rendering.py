@@ -86,10 +86,33 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
         fell.append(line)
     if fell:
         parts.append(as_list(Bold(t(lang, "fell_into")), *fell))
+    # Close to a documented misconception but not enough to say the user holds it: shown
+    # first among the documented ones, with the sentence, as a question to check, not a verdict.
+    checks = [
+        p
+        for p in question.pitfalls
+        if p.id not in item.pitfalls and f"check:{p.id}" in item.evidence
+    ]
+    if checks:
+        lines = []
+        for p in checks:
+            quote = _clip(item.evidence[f"check:{p.id}"], QUOTE_LIMIT)
+            lines.append(
+                as_line(
+                    "🔎 ",
+                    Italic(p.claim.get(lang)),
+                    " — ",
+                    p.correction.get(lang),
+                    "\n    ",
+                    Italic(f"{t(lang, 'your_words')}: «{quote}»"),
+                    end="",
+                )
+            )
+        parts.append(as_list(Bold(t(lang, "worth_checking")), *lines))
     documented = [
         as_line("• ", Italic(p.claim.get(lang)), " — ", p.correction.get(lang), end="")
         for p in question.pitfalls
-        if p.id not in item.pitfalls
+        if p.id not in item.pitfalls and p not in checks
     ]
     if documented:
         parts.append(as_list(Bold(t(lang, "documented_pitfalls")), *documented))

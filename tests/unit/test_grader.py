@@ -76,6 +76,23 @@ def test_empty_or_dont_know_scores_zero(grader: Grader, bank: QuestionBank, answ
     assert result.covered == []
 
 
+@pytest.mark.parametrize(
+    ("question_id", "answer"),
+    [
+        (
+            "create-tensor",
+            "i'd just do torch.tensor(my_list)... the rest, honestly I don't know the difference, "
+            "never needed it",
+        ),
+        ("fsdp", "FSDP... что-то распределённое, вроде как DDP, только новее? Не работал с ним"),
+    ],
+)
+def test_naming_an_api_then_not_knowing_scores_at_most_one_and_a_half(
+    grader: Grader, bank: QuestionBank, question_id: str, answer: str
+) -> None:
+    assert grader.grade(bank.questions[question_id], answer).score <= 1.5
+
+
 def test_generic_answer_scores_low(grader: Grader, bank: QuestionBank) -> None:
     result = grader.grade(
         bank.questions["pytorch-advantages"], "PyTorch is convenient, flexible and pythonic."

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.scoring.text import detect_language, is_dont_know, mentions, polarity, split_units
+from bot.scoring.text import (
+    admits_not_knowing,
+    detect_language,
+    is_dont_know,
+    mentions,
+    polarity,
+    split_units,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,25 @@ def test_mentions_matches_identifiers_not_substrings() -> None:
     assert not mentions("during training", "self.training")
     assert mentions("read running_mean", "self.running_mean")
     assert not mentions("the gradient is", "grad")
+
+
+@pytest.mark.parametrize(
+    ("text", "admits"),
+    [
+        ("i'd just do torch.tensor(my_list)... the rest, honestly I don't know", True),
+        ("FSDP вроде как DDP, только новее? Не работал с ним", True),
+        ("честно не вспомню, что делает retain_graph", True),
+        ("never used IterableDataset, only ImageFolder", True),
+        ("not sure, but zero_grad() clears the old gradients before backward", False),
+        ("zero_grad() clears .grad because gradients accumulate across backward calls", False),
+        # A long answer that mentions not knowing one detail is still an answer.
+        (
+            "Dataset needs __len__ and __getitem__, the DataLoader batches and shuffles it, "
+            "workers load samples in parallel processes, collate_fn stacks them into a batch "
+            "tensor; I don't know IterableDataset",
+            False,
+        ),
+    ],
+)
+def test_admits_not_knowing(text: str, admits: bool) -> None:
+    assert admits_not_knowing(text) is admits

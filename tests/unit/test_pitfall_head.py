@@ -1,0 +1,100 @@
+"""The fitted pitfall head: its file, its two thresholds, and the fit that produces it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.content.loader import QuestionBank
+from bot.evaluation.datasets import Dataset, Sample
+from bot.evaluation.pitfall_training import Rows, fit, threshold_for
+from bot.scoring.pitfall_head import (
+    FEATURES,
+    HEADS_DIR,
+    SAME_POLARITY,
+    PitfallHead,
+    head_path,
+    load_head,
+)
+from bot.scoring.pitfalls import by_head
+
+
+def _claim_only(flag_at: float, check_at: float) -> PitfallHead:
+    """A head whose logit is the claim similarity itself."""
+    weights = tuple(1.0 if name == "claim" else 0.0 for name in FEATURES)
+    return PitfallHead("test", weights, 0.0, flag_at, check_at)
+
+
+def test_head_file_round_trip_and_slug(tmp_path: Path) -> None:
+    head = _claim_only(0.8, 0.6)
+    path = head_path("/models/Multilingual-E5-Small", tmp_path)
+    assert path.name == "multilingual-e5-small.json"
+    head.save(path)
+    assert load_head("/models/Multilingual-E5-Small", tmp_path) == head
+    assert load_head("another-model", tmp_path) is None
+    stale = path.read_text("utf-8").replace('"log_length"', '"something_else"')
+    path.write_text(stale, "utf-8")
+    with pytest.raises(ValueError, match="train pitfalls"):
+        load_head("/models/Multilingual-E5-Small", tmp_path)
+
+
+def test_by_head_says_checks_or_keeps_quiet(bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    units = ["model.eval() turns off gradients", "dropout is off in eval mode"]
+    matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
+    matrix[..., SAME_POLARITY] = 1.0
+    matrix[0, 0, 0] = 0.9  # the first sentence is very close to the first claim
+    matrix[1, 1, 0] = 0.7  # the second is somewhat close to the second claim
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert [(h.id, h.evidence) for h in said] == [(question.pitfalls[0].id, units[0])]
+    assert [(h.id, h.evidence) for h in checks] == [(question.pitfalls[1].id, units[1])]
+    said, checks = by_head(_claim_only(0.95, 0.95), question, units, matrix)
+    assert said == [] and checks == []
+
+
+def test_a_sentence_that_negates_the_claim_is_never_said_to_hold_it(bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    units = ["eval() does not turn off gradients", "eval() turns off gradients"]
+    matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
+    matrix[0, 0, 0] = 0.95  # closest, but its polarity disagrees with the claim's
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert said == [] and [(h.id, h.evidence) for h in checks] == [
+        (question.pitfalls[0].id, units[0])
+    ]
+    matrix[1, 0, 0], matrix[1, 0, SAME_POLARITY] = 0.85, 1.0  # a later sentence asserts it
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert [(h.id, h.evidence) for h in said] == [(question.pitfalls[0].id, units[1])]
+    assert checks == []
+
+
+def test_fit_learns_the_signal_and_the_threshold_meets_its_false_flag_target() -> None:
+    rng = np.random.default_rng(0)
+    n = 400
+    labels = (rng.random(n) < 0.2).astype(int)
+    x = rng.normal(size=(n, len(FEATURES)))
+    x[:, 0] += 2.5 * labels  # only "claim" carries the label
+    weights, bias = fit(x, labels)
+    assert weights[0] > 2 * np.abs(weights[1:]).max()
+    # One row per answer: answer i is labelled with pitfall "p" when its row is positive.
+    samples = [
+        Sample(group=f"q{i % 10}", answer="a", grade=5, lang="en", pitfall="p" if y else None)
+        for i, y in enumerate(labels)
+    ]
+    dataset = Dataset("synthetic", 10.0, samples)
+    rows = Rows(x, labels, np.arange(n), ["p"] * n, [s.group for s in samples], np.ones(n, bool))
+    logits = x @ weights + bias
+    threshold, recall, false = threshold_for(dataset, rows, logits, 0.05)
+    assert false <= 0.05
+    negatives = logits[labels == 0]
+    assert np.mean(negatives >= threshold) == pytest.approx(false)
+    assert recall > 0.5
+
+
+@pytest.mark.parametrize("path", sorted(HEADS_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_committed_heads_load_and_order_their_thresholds(path: Path) -> None:
+    head = PitfallHead.load(path)
+    assert len(head.weights) == len(FEATURES)
+    assert head.check_at <= head.flag_at
+    assert head.figures["oof_flag_false"] <= 0.05
