@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
     evaluate.add_argument("--ablation", action="store_true", help="switch each part off in turn")
+    evaluate.add_argument(
+        "--variants", help="only these ablation rows, comma-separated (e.g. -head,-polarity)"
+    )
     evaluate.add_argument("--json", type=Path, help="also write the figures to this file")
     train = sub.add_parser("train", help="fit the pitfall head of a model on content/eval")
     train.add_argument("what", choices=("pitfalls",))

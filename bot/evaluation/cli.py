@@ -80,16 +80,19 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
             )
         if not args.no_baseline:
             results["cosine"] = evaluate(dataset, lambda s: grade_with_cosine(encoder, bank, s))
-        if args.ablation:
+        if args.ablation or args.variants:
+            wanted = set(args.variants.split(",")) if args.variants else None
             if any(s.question_id for s in dataset.samples):
                 variants = [
                     (name, Grader(encoder, list(bank), options), reference)
                     for name, options in BANK_ABLATION.items()
+                    if wanted is None or name in wanted
                 ]
             else:
                 variants = [
                     (name, grader, ReferenceGrader(encoder, list(bank), options))
                     for name, options in REFERENCE_ABLATION.items()
+                    if wanted is None or name in wanted
                 ]
             for name, g, r in variants:
                 results[name] = evaluate(

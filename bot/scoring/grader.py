@@ -368,7 +368,13 @@ class Grader:
             (unit_vectors[-1:] @ qv.context.T), unit_langs[-1:], np.array([0, 1, 0, 1])
         )[0]
         similarity = float(max(context_sims[0], context_sims[1]))
-        relevance = max(float(np.max(context_sims)), float(np.max(point_sims)))
+        # A sentence close to one of the question's documented wrong claims is on the subject,
+        # however far it is from the correct texts: "eval() turns off gradients" is not off topic.
+        relevance = max(
+            float(np.max(context_sims)),
+            float(np.max(point_sims)),
+            float(np.max(claim_sims, initial=-1.0)),
+        )
         holistic = _ramp(similarity, HOLISTIC_FLOOR, HOLISTIC_FULL)
 
         raw = opts.coverage_weight * coverage + (1 - opts.coverage_weight) * holistic
@@ -398,7 +404,13 @@ class Grader:
             question_id=question.id,
             language=language,
             score=score,
-            verdict="off-topic" if off_topic else verdict_for(score),
+            verdict=(
+                "off-topic"
+                if off_topic
+                else "weak"
+                if pitfalls and score == 0  # it said something, and it was wrong
+                else verdict_for(score)
+            ),
             points=points,
             pitfalls=pitfalls,
             checks=checks,

@@ -12,7 +12,8 @@ def test_defaults_work_offline(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     settings = load_settings(_env_file=None)
     assert settings.database_url.startswith("sqlite+aiosqlite:///./data/")
-    assert settings.embedding_model == "bundled" and settings.embedding_device == "auto"
+    assert settings.embedding_model == "multilingual-e5-small"
+    assert settings.embedding_device == "auto"
     with pytest.raises(ConfigError, match="missing setting BOT_TOKEN"):
         require_token(settings)
 

