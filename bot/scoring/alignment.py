@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from bot.scoring.encoder import TokenVectors
+from bot.scoring.encoder import WORDPIECE, PieceConvention, TokenVectors
 
 _STOP_WORDS_TEXT = (
     "a an the of to in on at by for with from as is are was were be been being it its this that "
@@ -34,22 +34,54 @@ def question_words(question: str) -> set[str]:
     return {stem(w) for w in _WORD.findall(question)}
 
 
-def _words(tokens: list[str]) -> list[tuple[str, list[int]]]:
-    """Glue word pieces ("drop", "##out") back into words, keeping their positions."""
+def _words(
+    tokens: list[str], convention: PieceConvention = WORDPIECE
+) -> list[tuple[str, list[int]]]:
+    """Glue word pieces back into lower-case words, keeping their positions: WordPiece's "drop",
+    "##out", or SentencePiece's "▁drop", "out" (see `PieceConvention`)."""
+    if convention.word_start:
+        return _words_from_starts(tokens, convention.word_start)
+    mark = convention.continuation
     result: list[tuple[str, list[int]]] = []
     for index, piece in enumerate(tokens):
-        if piece.startswith("##") and result:
+        if mark and piece.startswith(mark) and result:
             word, positions = result[-1]
-            result[-1] = (word + piece[2:], [*positions, index])
+            result[-1] = (word + piece[len(mark) :].lower(), [*positions, index])
         else:
-            result.append((piece, [index]))
+            result.append((piece.lower(), [index]))
     return result
 
 
-def content_mask(tokens: list[str], demoted: set[str] | frozenset[str] = frozenset()) -> np.ndarray:
+def _words_from_starts(tokens: list[str], mark: str) -> list[tuple[str, list[int]]]:
+    """SentencePiece: a piece marked "▁" starts a word; a lone "▁" is a space and no word. Its
+    pieces keep punctuation next to letters ("ацией", ","; "▁(", "ear", "ly"), which WordPiece's
+    pre-tokenizer splits off: a run of punctuation is a word of its own here as well."""
+    result: list[tuple[str, list[int]]] = []
+    starts, after_punctuation = True, False
+    for index, piece in enumerate(tokens):
+        if piece.startswith(mark):
+            piece, starts = piece[len(mark) :], True
+            if not piece:  # a space
+                continue
+        text = piece.lower()
+        punctuation = bool(_PUNCTUATION.match(text))
+        if starts or punctuation or after_punctuation or not result:
+            result.append((text, [index]))
+        else:
+            word, positions = result[-1]
+            result[-1] = (word + text, [*positions, index])
+        starts, after_punctuation = False, punctuation
+    return result
+
+
+def content_mask(
+    tokens: list[str],
+    demoted: set[str] | frozenset[str] = frozenset(),
+    convention: PieceConvention = WORDPIECE,
+) -> np.ndarray:
     """True for pieces of words that carry content: not punctuation, stop words or `demoted`."""
     mask = np.zeros(len(tokens), dtype=bool)
-    for word, positions in _words(tokens):
+    for word, positions in _words(tokens, convention):
         if _PUNCTUATION.match(word) or word in STOP_WORDS or stem(word) in demoted:
             continue
         mask[positions] = True
@@ -62,10 +94,10 @@ def coverage(
     demoted: set[str] | frozenset[str] = frozenset(),
 ) -> float:
     """Mean over the reference's content pieces of their best cosine with an answer piece."""
-    ref_mask = content_mask(reference.tokens, demoted)
+    ref_mask = content_mask(reference.tokens, demoted, reference.convention)
     if not ref_mask.any():  # the reference only repeats the question: fall back to all of it
-        ref_mask = content_mask(reference.tokens)
-    answer_mask = content_mask(answer.tokens)
+        ref_mask = content_mask(reference.tokens, convention=reference.convention)
+    answer_mask = content_mask(answer.tokens, convention=answer.convention)
     if not ref_mask.any() or not answer_mask.any():
         return 0.0
     sims = reference.vectors[ref_mask] @ answer.vectors[answer_mask].T

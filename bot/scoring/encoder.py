@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
+from typing import Any
 
 import numpy as np
 
@@ -46,11 +47,48 @@ def resolve_device(device: str) -> str:
 
 
 @dataclass(frozen=True)
+class PieceConvention:
+    """How a tokenizer's pieces show where words begin.
+
+    WordPiece (BERT, all-MiniLM-L6-v2) marks a piece that continues a word: "drop", "##out".
+    SentencePiece (XLM-R, multilingual-e5) marks a piece that starts one: "▁drop", "out"; a lone
+    "▁" is a space, and punctuation is not split off words ("ацией", ",")."""
+
+    continuation: str = "##"  # the mark of a piece that continues a word (WordPiece)
+    word_start: str = ""  # the mark of a piece that starts a word (SentencePiece); wins if set
+
+
+WORDPIECE = PieceConvention()
+SENTENCEPIECE = PieceConvention(continuation="", word_start="▁")
+
+
+def piece_convention(tokenizer: object) -> PieceConvention:
+    """The convention of a Hugging Face tokenizer: from its fast backend (a WordPiece model's
+    continuation prefix, a Metaspace pre-tokenizer's or decoder's mark), else from its vocabulary
+    (which of "##…" and "▁…" pieces it has more of); WordPiece when nothing tells."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    prefix = getattr(getattr(backend, "model", None), "continuing_subword_prefix", None)
+    if isinstance(prefix, str) and prefix:
+        return PieceConvention(continuation=prefix)
+    for part in (getattr(backend, "pre_tokenizer", None), getattr(backend, "decoder", None)):
+        mark = getattr(part, "replacement", None)
+        if isinstance(mark, str) and mark:
+            return PieceConvention(continuation="", word_start=mark)
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    vocab: dict[str, int] = get_vocab() if callable(get_vocab) else {}
+    continuing = sum(1 for piece in vocab if piece.startswith("##") and len(piece) > 2)
+    starting = sum(1 for piece in vocab if piece.startswith(SENTENCEPIECE.word_start))
+    return SENTENCEPIECE if starting > continuing else WORDPIECE
+
+
+@dataclass(frozen=True)
 class TokenVectors:
-    """Contextual vectors of a text's word pieces (L2-normalised rows), and the pieces."""
+    """Contextual vectors of a text's word pieces (L2-normalised rows), the pieces (lower-case),
+    and how the pieces mark words."""
 
     vectors: np.ndarray
     tokens: list[str]
+    convention: PieceConvention = WORDPIECE
 
 
 class Encoder:
@@ -79,6 +117,7 @@ class Encoder:
         )
         self.dimension = int(dimension() or 0)
         self.prefix = query_prefix(model)
+        self.pieces = piece_convention(self._model.tokenizer)
         self._cache: dict[str, np.ndarray] = {}
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
@@ -119,7 +158,9 @@ class Encoder:
         return np.stack(rows)
 
     def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
-        """Per-token vectors, without the [CLS]/[SEP] markers: for word-level alignment.
+        """Per-token vectors of `texts`, encoded with the model's prefix as `encode` does, for
+        word-level alignment: without the special tokens ([CLS]/[SEP], <s>/</s>) or the
+        prefix's pieces.
 
         `remember` keeps them (a reference answer is compared with many answers)."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._token_cache]
@@ -131,9 +172,11 @@ class Encoder:
     def _encode_tokens(self, texts: list[str]) -> list[TokenVectors]:
         if not texts:
             return []
+        # sentence-transformers strips what it encodes; the pieces must come from the same text.
+        inputs = [(self.prefix + t).strip() for t in texts]
         with self._lock:
             outputs = self._model.encode(
-                texts,
+                inputs,
                 batch_size=64,
                 output_value="token_embeddings",
                 convert_to_numpy=False,
@@ -141,22 +184,47 @@ class Encoder:
             )
             tokenizer = self._model.tokenizer
             limit = self._model.max_seq_length
-            encoded = [
-                tokenizer.convert_ids_to_tokens(
-                    tokenizer(t, truncation=True, max_length=limit)["input_ids"]
-                )
-                for t in texts
-            ]
+            encoded = [self._pieces(tokenizer, t, limit) for t in inputs]
         result: list[TokenVectors] = []
-        for output, pieces in zip(outputs, encoded, strict=True):
+        for output, (pieces, skip) in zip(outputs, encoded, strict=True):
             matrix = output.float().cpu().numpy()
             count = min(len(matrix), len(pieces))
-            matrix, pieces = matrix[1 : count - 1], pieces[1 : count - 1]
+            # The first and last pieces are the special tokens; `skip` more are the prefix's.
+            matrix, pieces = matrix[1 + skip : count - 1], pieces[1 + skip : count - 1]
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             result.append(
                 TokenVectors(
                     (matrix / np.maximum(norms, 1e-9)).astype(np.float32),
                     [p.lower() for p in pieces],
+                    self.pieces,
                 )
             )
         return result
+
+    def _pieces(self, tokenizer: Any, text: str, limit: int | None) -> tuple[list[str], int]:
+        """The pieces of `text` (special tokens included) and how many after the first special
+        token are the prefix's: those that lie wholly inside it ("▁que", "ry", ":"; the piece
+        that holds the prefix's trailing space and the text's first word is the text's)."""
+        if not self.prefix:
+            ids = tokenizer(text, truncation=True, max_length=limit)["input_ids"]
+            return tokenizer.convert_ids_to_tokens(ids), 0
+        if getattr(tokenizer, "is_fast", False):
+            encoding = tokenizer(
+                text,
+                truncation=True,
+                max_length=limit,
+                return_offsets_mapping=True,
+                return_special_tokens_mask=True,
+            )
+            end = len(self.prefix)
+            skip = sum(
+                1
+                for (_, stop), special in zip(
+                    encoding["offset_mapping"], encoding["special_tokens_mask"], strict=True
+                )
+                if not special and stop <= end
+            )
+        else:  # no offsets: the prefix alone is tokenized the same way at the start of a text
+            encoding = tokenizer(text, truncation=True, max_length=limit)
+            skip = len(tokenizer.tokenize(self.prefix.strip()))
+        return tokenizer.convert_ids_to_tokens(encoding["input_ids"]), skip

