@@ -292,6 +292,17 @@ class Grader:
         ]
         return np.maximum(per_lang[0], per_lang[1])
 
+    def _reference_sims(
+        self, unit_vectors: np.ndarray, unit_langs: np.ndarray, qv: _QuestionVectors
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Calibrated cosines of each unit with the key points, the claims and the corrections:
+        (units, key points), (units, pitfalls), (units, pitfalls)."""
+        return (
+            self._sims(unit_vectors, unit_langs, qv.points),
+            self._sims(unit_vectors, unit_langs, qv.claims),
+            self._sims(unit_vectors, unit_langs, qv.corrections),
+        )
+
     def pitfall_features(self, question: Question, answer: str) -> tuple[list[str], np.ndarray]:
         """For fitting the head: the answer's candidate sentences and their feature matrix."""
         text = normalize(answer)
@@ -301,9 +312,7 @@ class Grader:
         vectors = self.encoder.encode(units)
         langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
         qv = self.vectors(question)
-        point_sims, claim_sims, fix_sims = (
-            self._sims(vectors, langs, refs) for refs in (qv.points, qv.claims, qv.corrections)
-        )
+        point_sims, claim_sims, fix_sims = self._reference_sims(vectors, langs, qv)
         matrix = unit_features(question, units, qv.claim_stems, claim_sims, fix_sims, point_sims)
         return units[: len(matrix)], matrix
 
@@ -330,10 +339,7 @@ class Grader:
         opts = self.options
         qv = self.vectors(question)
         unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
-        point_sims, claim_sims, fix_sims = (
-            self._sims(unit_vectors, unit_langs, refs)
-            for refs in (qv.points, qv.claims, qv.corrections)
-        )  # (units, key points / pitfalls)
+        point_sims, claim_sims, fix_sims = self._reference_sims(unit_vectors, unit_langs, qv)
         if self.head is not None:
             matrix = unit_features(
                 question, units, qv.claim_stems, claim_sims, fix_sims, point_sims
