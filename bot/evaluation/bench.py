@@ -20,8 +20,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.evaluation.datasets import load_bank_eval
-from bot.scoring.grader import GraderOptions
-from bot.scoring.service import ScoringService
+from bot.scoring.service import ScoringService, grader_options
 
 Job = tuple[Question, str, str]
 
@@ -38,8 +37,9 @@ def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int
         settings.embedding_device,
         cache_dir=cache,
         max_batch=max_batch,
-        options=GraderOptions(encode_whole=settings.grader_whole_answer_pass),
+        options=grader_options(settings),
         model_cache_dir=settings.model_cache_dir,
+        precision=settings.embedding_precision,
     )
 
 
@@ -111,10 +111,9 @@ async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
         cache = Path(tmp)
         cold = await _startup(settings, bank, cache, jobs[0])
         warm_start = await _startup(settings, bank, cache, jobs[0])
+        # One model in the process: a second one's idle threads slow the first by a third.
         batched = _service(settings, bank, cache, 64)
-        single = _service(settings, bank, cache, 1)
         await batched.start(warm=True)
-        await single.start(warm=True)
         device = batched.grader().encoder.device
         print(
             f"model: {settings.embedding_model} on {device}; {answers} answers per run; "
@@ -135,7 +134,9 @@ async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
             rate = await _throughput(batched, sample, concurrency)
             print(f"throughput at {concurrency:2d} concurrent: {rate:6.1f} answers/s (batched)")
         together = await _throughput(batched, sample, 64)
-        alone = await _throughput(single, sample, 64)
+        batched.max_batch = 1  # the same model, one answer per pass
+        alone = await _throughput(batched, sample, 64)
+        batched.max_batch = 64
         print(
             f"64 concurrent: batched {together:.1f}/s vs one at a time {alone:.1f}/s "
             f"= {together / alone:.2f}x"
@@ -153,7 +154,6 @@ async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
             extra = f", GPU peak {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB"
         print(f"peak memory: {_peak_mib():.0f} MiB resident{extra}")
         batched.close()
-        single.close()
 
 
 def run_bench(

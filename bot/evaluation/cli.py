@@ -30,6 +30,7 @@ BANK_ABLATION: dict[str, GraderOptions] = {
     "-generic": replace(FULL, generic_cap=False),
     "-admits-cap": replace(FULL, admits_cap=False),
     "-whole-answer-pass": replace(FULL, encode_whole=False),
+    "+one-pass": replace(FULL, one_pass=True),  # sentences pooled from one pass over the answer
     "points-only": replace(FULL, coverage_weight=1.0),
     "answer-only": replace(FULL, coverage_weight=0.0),
 }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
@@ -44,6 +46,25 @@ def resolve_device(device: str) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    """`auto`: fp16 on CUDA; bf16 on a CPU that multiplies bf16 natively (AVX512-BF16 or AMX:
+    about 2.3x faster, vectors within cosine 0.9999 of fp32); fp32 elsewhere, where bf16 would
+    be emulated and slower."""
+    if precision != "auto":
+        return precision
+    if device.startswith("cuda"):
+        return "fp16"
+    if device == "cpu":
+        import torch
+
+        native = (
+            getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)()
+            or getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
+        )
+        return "bf16" if native else "fp32"
+    return "fp32"
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,30 @@ class TokenVectors:
     convention: PieceConvention = WORDPIECE
 
 
+Span = tuple[int, int]  # [start, end) character offsets into a text
+
+
+def plan_batches(lengths: list[int], budget: int, waste: int = 256) -> list[list[int]]:
+    """Indices grouped into model batches, shortest first. A batch grows while its padded size
+    (count x longest) stays within `budget` tokens and its padding within `waste` tokens: on a
+    CPU a forward pass costs about as much as 300 tokens before it computes anything, so a few
+    short texts pad to a long one rather than take a pass of their own."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    held = 0
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        size = lengths[index]
+        padded = size * (len(current) + 1)
+        if current and (padded > budget or padded - held - size > waste):
+            batches.append(current)
+            current, held = [], 0
+        current.append(index)
+        held += size
+    if current:
+        batches.append(current)
+    return batches
+
+
 class Encoder:
     """Encodes texts to L2-normalised vectors; remembers texts it has seen (the bank's)."""
 
@@ -100,6 +145,8 @@ class Encoder:
         device: str = "auto",
         cache_size: int = 50_000,
         model_cache_dir: Path | None = None,
+        precision: str = "auto",
+        tokens_per_batch: int = 4096,
     ):
         path = resolve_model_path(model, model_cache_dir)
         if model == BUNDLED or Path(path).exists():
@@ -110,8 +157,12 @@ class Encoder:
         self.device = resolve_device(device)
         self.name = model
         self._model = SentenceTransformer(path, device=self.device)
-        if self.device.startswith("cuda"):
+        self.precision = resolve_precision(precision, self.device)
+        if self.precision == "fp16":
             self._model.half()  # fp16 halves memory and doubles throughput on tensor cores
+        elif self.precision == "bf16":
+            self._linear_weights_to_bf16()
+        self.tokens_per_batch = tokens_per_batch
         dimension = getattr(self._model, "get_embedding_dimension", None) or (
             self._model.get_sentence_embedding_dimension
         )
@@ -122,7 +173,30 @@ class Encoder:
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
         self._lock = Lock()
-        log.info("embedding model %s loaded on %s", model, self.device)
+        log.info("embedding model %s loaded on %s (%s)", model, self.device, self.precision)
+
+    def _linear_weights_to_bf16(self) -> None:
+        """Autocast would cast every weight matrix on every call (a third of a short answer's
+        time); cast once. Embeddings and normalisation stay fp32."""
+        import torch
+
+        for module in self._model.modules():
+            if isinstance(module, torch.nn.Linear):
+                module.to(torch.bfloat16)
+
+    @contextmanager
+    def _arithmetic(self) -> Iterator[None]:
+        """bf16 runs under autocast: matrix products in bf16, normalisation and softmax in
+        fp32 (a model cast to bf16 whole loses more)."""
+        import torch
+
+        context = (
+            torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16)
+            if self.precision == "bf16"
+            else nullcontext()
+        )
+        with context, torch.inference_mode():
+            yield
 
     def remembered(self) -> dict[str, np.ndarray]:
         with self._lock:
@@ -135,27 +209,137 @@ class Encoder:
                 if vector.shape == (self.dimension,) and len(self._cache) < self._cache_size:
                     self._cache[text] = vector.astype(np.float32)
 
-    def encode(self, texts: list[str], remember: bool = False) -> np.ndarray:
-        """Vectors for `texts` (rows, L2-normalised). `remember` keeps them for next time."""
+    def encode(
+        self,
+        texts: list[str],
+        remember: bool = False,
+        progress: Callable[[int], object] | None = None,
+    ) -> np.ndarray:
+        """Vectors for `texts` (rows, L2-normalised). `remember` keeps them for next time;
+        `progress` is told how many texts each model batch held."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
             fresh: dict[str, np.ndarray] = {}
             if missing:
-                vectors = self._model.encode(
-                    [self.prefix + t for t in missing],
-                    # Texts are sorted by length inside encode(); small batches pad less.
-                    batch_size=16,
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
-                fresh = dict(zip(missing, vectors.astype(np.float32), strict=True))
+                vectors = self._forward([self.prefix + t for t in missing], progress)
+                fresh = dict(zip(missing, vectors, strict=True))
                 if remember and len(self._cache) + len(fresh) <= self._cache_size:
                     self._cache.update(fresh)
             rows = [self._cache[t] if t in self._cache else fresh[t] for t in texts]
         if not rows:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack(rows)
+
+    def _forward(
+        self, inputs: list[str], progress: Callable[[int], object] | None = None
+    ) -> np.ndarray:
+        """The model's sentence vectors of `inputs` (prefix included), in length-planned batches,
+        normalised in fp32."""
+        tokenizer = self._model.tokenizer
+        limit = self._model.max_seq_length
+        encoded = tokenizer(inputs, truncation=True, max_length=limit)["input_ids"]
+        result = np.zeros((len(inputs), self.dimension), dtype=np.float32)
+        for batch in plan_batches([len(ids) for ids in encoded], self.tokens_per_batch):
+            features = tokenizer.pad(
+                {"input_ids": [encoded[i] for i in batch]}, return_tensors="pt"
+            )
+            features = {k: v.to(self.device) for k, v in features.items()}
+            with self._arithmetic():
+                output = self._model.forward(features)["sentence_embedding"]
+            result[batch] = output.float().cpu().numpy()
+            if progress is not None:
+                progress(len(batch))
+        norms = np.linalg.norm(result, axis=1, keepdims=True)
+        return result / np.maximum(norms, 1e-12)
+
+    def encode_spans(
+        self, texts: list[str], spans: list[list[Span]]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """One model pass per text: its vector (as `encode` gives it) and, for each of its
+        character spans, the normalised mean of the contextual token vectors inside the span.
+
+        Batches are planned as `encode` plans them. A span past the model's length limit has no
+        tokens; it is encoded on its own instead."""
+        if not texts:
+            return []
+        tokenizer = self._model.tokenizer
+        inputs = [self.prefix + t for t in texts]
+        shift = len(self.prefix)
+        limit = self._model.max_seq_length
+        lengths = [
+            len(ids) for ids in tokenizer(inputs, truncation=True, max_length=limit)["input_ids"]
+        ]
+        result: list[tuple[np.ndarray, np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
+        with self._lock:
+            for chunk in plan_batches(lengths, self.tokens_per_batch):
+                pooled = self._pool_batch(
+                    tokenizer, [inputs[i] for i in chunk], [spans[i] for i in chunk], shift, limit
+                )
+                for index, pair in zip(chunk, pooled, strict=True):
+                    result[index] = pair
+        lost = [
+            (i, k)
+            for i, (_, vecs) in enumerate(result)
+            for k in range(len(vecs))
+            if not np.any(vecs[k])
+        ]
+        if lost:
+            alone = self.encode([texts[i][slice(*spans[i][k])] for i, k in lost])
+            for (i, k), vector in zip(lost, alone, strict=True):
+                result[i][1][k] = vector
+        return result
+
+    def _pool_batch(
+        self,
+        tokenizer: Any,
+        inputs: list[str],
+        spans: list[list[Span]],
+        shift: int,
+        limit: int | None,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        import torch
+
+        batch = tokenizer(
+            inputs,
+            padding=True,
+            truncation=True,
+            max_length=limit,
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+            return_tensors="pt",
+        )
+        offsets = batch.pop("offset_mapping")
+        special = batch.pop("special_tokens_mask").bool()
+        features = {k: v.to(self.device) for k, v in batch.items()}
+        with self._arithmetic():
+            output = self._model.forward(features)
+        tokens = output["token_embeddings"].float()
+        wholes: np.ndarray = (
+            torch.nn.functional.normalize(output["sentence_embedding"].float(), dim=-1)
+            .cpu()
+            .numpy()
+        )
+        starts = offsets[..., 0].to(self.device)
+        ends = offsets[..., 1].to(self.device)
+        real = (~special & (features["attention_mask"] > 0)).to(self.device)
+        result = []
+        for row, text_spans in enumerate(spans):
+            if not text_spans:
+                result.append((wholes[row], np.zeros((0, self.dimension), dtype=np.float32)))
+                continue
+            bounds = torch.tensor(text_spans, device=self.device) + shift  # (k, 2)
+            # A token belongs to a span when their character ranges overlap.
+            inside = (
+                (starts[row][None, :] < bounds[:, 1:2])
+                & (ends[row][None, :] > bounds[:, 0:1])
+                & real[row][None, :]
+            ).to(tokens.dtype)  # (k, tokens)
+            sums = inside @ tokens[row]
+            counts = inside.sum(dim=1, keepdim=True)
+            pooled = torch.nn.functional.normalize(sums / counts.clamp(min=1), dim=-1)
+            pooled[counts[:, 0] == 0] = 0.0  # past the length limit: encoded alone by the caller
+            result.append((wholes[row], pooled.cpu().numpy().astype(np.float32)))
+        return result
 
     def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
         """Per-token vectors of `texts`, encoded with the model's prefix as `encode` does, for
@@ -174,7 +358,7 @@ class Encoder:
             return []
         # sentence-transformers strips what it encodes; the pieces must come from the same text.
         inputs = [(self.prefix + t).strip() for t in texts]
-        with self._lock:
+        with self._lock, self._arithmetic():
             outputs = self._model.encode(
                 inputs,
                 batch_size=64,

@@ -10,7 +10,6 @@ The grade combines three signals (see README, "How grading works"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -67,6 +66,9 @@ class GraderOptions:
     # Encode the whole answer as well as its sentences (about 2x the model work, +0.02 Spearman);
     # off: its vector is the length-weighted mean of the sentences' (docs/grading.md).
     encode_whole: bool = True
+    # Encode each answer once and pool its sentences' and clauses' vectors from its tokens,
+    # instead of encoding every unit as its own text (docs/grading.md, "Speed").
+    one_pass: bool = False
     # The fitted pitfall head of the model (bot/scoring/heads/), where one exists; off: the fixed
     # rule (threshold, polarity, closer-to-correction).
     head: bool = True
@@ -134,6 +136,16 @@ def _question_texts(question: Question) -> list[str]:
     texts = [question.question.ru, question.question.en, question.answer.ru, question.answer.en]
     for point in question.key_points:
         texts += [point.ru, point.en, *point.terms]
+    for pitfall in question.pitfalls:
+        texts += [pitfall.claim.ru, pitfall.claim.en, pitfall.correction.ru, pitfall.correction.en]
+    return texts
+
+
+def _reference_texts(question: Question) -> list[str]:
+    """The texts of a question the grader encodes: its model answer and wording, key points,
+    claims and corrections, in both languages."""
+    texts = [question.answer.ru, question.answer.en, question.question.ru, question.question.en]
+    texts += [t for k in question.key_points for t in (k.ru, k.en)]
     for pitfall in question.pitfalls:
         texts += [pitfall.claim.ru, pitfall.claim.en, pitfall.correction.ru, pitfall.correction.en]
     return texts
@@ -235,13 +247,17 @@ class Grader:
         return cached
 
     def warm(self, questions: list[Question], progress: bool = False) -> None:
-        """Encode every question's reference texts now; `progress`: a bar on stderr."""
-        items: Iterable[Question] = questions
+        """Encode every question's reference texts now, in one call so that they batch by length;
+        `progress`: a bar on stderr, counting texts."""
+        texts = list(dict.fromkeys(t for q in questions for t in _reference_texts(q)))
         if progress:
             from tqdm import tqdm  # installed with sentence-transformers
 
-            items = tqdm(questions, desc="question bank", unit="question", mininterval=1.0)
-        for question in items:
+            with tqdm(total=len(texts), desc="question bank", unit="text", mininterval=1.0) as bar:
+                self.encoder.encode(texts, remember=True, progress=bar.update)
+        else:
+            self.encoder.encode(texts, remember=True)
+        for question in questions:
             self.vectors(question)
 
     def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:
@@ -254,23 +270,37 @@ class Grader:
             text = normalize(answer)
             units = [] if is_dont_know(text) or not words(text) else self._units(text)
             prepared.append((question, text, lang or detect_language(text), units))
+        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        results = []
+        for (question, text, language, units), unit_vectors in zip(prepared, vectors, strict=True):
+            if not units:
+                results.append(self._no_answer(question, language))
+                continue
+            results.append(self._grade_units(question, text, language, units, unit_vectors))
+        return results
+
+    def _unit_vectors(self, answers: list[tuple[str, list[str]]]) -> list[np.ndarray]:
+        """Each answer's unit vectors, (units, d), by the configured method:
+        - one pass (`one_pass`): the whole answer goes through the model once; a sentence's or
+          clause's vector is the mean of its tokens' contextual vectors;
+        - every unit encoded on its own (the whole answer too, unless `encode_whole` is off:
+          then the length-weighted mean of its sentences')."""
+        if self.options.one_pass:
+            return self._pooled_unit_vectors(answers)
         # The whole answer (the last unit of a multi-sentence answer) is the longest text to
         # encode; without `encode_whole`, its vector is the length-weighted mean of its parts'.
         derived = [
             not self.options.encode_whole and len(units) > 1 and units[-1] == whole
-            for _, whole, _, units in prepared
+            for whole, units in answers
         ]
         to_encode = [
             u
-            for (*_, units), skip in zip(prepared, derived, strict=True)
+            for (_, units), skip in zip(answers, derived, strict=True)
             for u in (units[:-1] if skip else units)
         ]
         vectors = self.encoder.encode(to_encode)
-        results, start = [], 0
-        for (question, text, language, units), skip in zip(prepared, derived, strict=True):
-            if not units:
-                results.append(self._no_answer(question, language))
-                continue
+        result, start = [], 0
+        for (_, units), skip in zip(answers, derived, strict=True):
             count = len(units) - 1 if skip else len(units)
             unit_vectors = vectors[start : start + count]
             start += count
@@ -279,8 +309,28 @@ class Grader:
                 whole = weights @ unit_vectors
                 whole /= max(float(np.linalg.norm(whole)), 1e-9)
                 unit_vectors = np.vstack([unit_vectors, whole[None, :]])
-            results.append(self._grade_units(question, text, language, units, unit_vectors))
-        return results
+            result.append(unit_vectors)
+        return result
+
+    def _pooled_unit_vectors(self, answers: list[tuple[str, list[str]]]) -> list[np.ndarray]:
+        dimension = self.encoder.dimension
+        texts = [text for text, units in answers if units]
+        spans: list[list[tuple[int, int]]] = []
+        for text, units in answers:
+            if units:
+                found = [(text.find(u), len(u)) for u in units]
+                spans.append([(at, at + n) if at >= 0 else (0, len(text)) for at, n in found])
+        encoded = iter(self.encoder.encode_spans(texts, spans))
+        result = []
+        for text, units in answers:
+            if not units:
+                result.append(np.zeros((0, dimension), dtype=np.float32))
+                continue
+            whole, pooled = next(encoded)
+            # The whole answer's own vector wherever a unit is the whole text.
+            rows = [whole if u == text else pooled[i] for i, u in enumerate(units)]
+            result.append(np.stack(rows).astype(np.float32))
+        return result
 
     def _sims(
         self, unit_vectors: np.ndarray, unit_langs: np.ndarray, refs: np.ndarray
@@ -309,7 +359,7 @@ class Grader:
         units = [] if is_dont_know(text) or not words(text) else self._units(text)
         if not units:
             return [], np.zeros((0, len(question.pitfalls), 0))
-        vectors = self.encoder.encode(units)
+        vectors = self._unit_vectors([(text, units)])[0]
         langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
         qv = self.vectors(question)
         point_sims, claim_sims, fix_sims = self._reference_sims(vectors, langs, qv)

@@ -17,7 +17,7 @@ from pathlib import Path
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.encoder import Encoder, resolve_device
+from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
@@ -27,6 +27,12 @@ log = logging.getLogger(__name__)
 PREPARING = "preparing the question bank (first run only)…"
 
 Job = tuple[Question, str, str | None]
+
+
+def grader_options(settings: Settings) -> GraderOptions:
+    return GraderOptions(
+        encode_whole=settings.grader_whole_answer_pass, one_pass=settings.grader_one_pass
+    )
 
 
 class ScoringService:
@@ -39,8 +45,10 @@ class ScoringService:
         max_batch: int = 64,
         options: GraderOptions | None = None,
         model_cache_dir: Path | None = None,
+        precision: str = "auto",
     ):
         self.bank = bank
+        self._precision = precision
         self._model = model
         self._device = device
         self._model_cache_dir = model_cache_dir
@@ -66,8 +74,9 @@ class ScoringService:
             settings.embedding_device,
             cache_dir=settings.embedding_cache_dir,
             max_batch=settings.grader_max_batch,
-            options=options or GraderOptions(encode_whole=settings.grader_whole_answer_pass),
+            options=options or grader_options(settings),
             model_cache_dir=settings.model_cache_dir,
+            precision=settings.embedding_precision,
         )
 
     # --- loading (worker thread) ------------------------------------------------------------
@@ -77,11 +86,18 @@ class ScoringService:
         if self._cache_dir is None:
             return None
         device = device or resolve_device(self._device)
-        return cache_file(self._cache_dir, self._model, device, self.bank.content_hash)
+        # bf16 and fp16 vectors differ from fp32 ones in the fourth decimal: not shared.
+        arithmetic = f"{device}/{resolve_precision(self._precision, device)}"
+        return cache_file(self._cache_dir, self._model, arithmetic, self.bank.content_hash)
 
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
-            encoder = Encoder(self._model, self._device, model_cache_dir=self._model_cache_dir)
+            encoder = Encoder(
+                self._model,
+                self._device,
+                model_cache_dir=self._model_cache_dir,
+                precision=self._precision,
+            )
             path = self.cache_path(encoder.device)
             cold = False
             if path is not None:
