@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.config import Settings, require_token
 from bot.content.loader import load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
+from bot.priority import bulk_work
 from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
 from bot.services.stats import StatsService
@@ -30,7 +31,7 @@ from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
 from bot.telegram.polling import InboxPoller
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket, bulk_sends
+from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
 
@@ -135,7 +136,7 @@ async def run_polling(
         log.info("running as @%s", me.username)
         await set_commands(bot)
         await recover(services.interviews, delivery)
-        with bulk_sends():  # their tasks' sends wait behind replies to people who just wrote
+        with bulk_work():  # their tasks' sends wait behind replies to people who just wrote
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
         poller = InboxPoller(

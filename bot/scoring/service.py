@@ -3,20 +3,25 @@
 Answers that arrive together (a group answering one question, many chats at once) are graded
 as one micro-batch: while the worker grades a batch, new answers queue, and the next batch takes
 them all (up to `max_batch`), so their sentences go through the model in one forward pass.
+A person waiting in a private chat goes before bulk work (a closed group-round question's
+answers, graded under `bulk_work()`): each batch is filled in (priority, arrival) order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
+from bot.priority import current_priority
 from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
@@ -27,6 +32,13 @@ log = logging.getLogger(__name__)
 PREPARING = "preparing the question bank (first run only)…"
 
 Job = tuple[Question, str, str | None]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    rank: tuple[int, int]  # (priority, arrival): the lowest is graded first
+    job: Job
+    future: asyncio.Future[GradeResult]
 
 
 def grader_options(settings: Settings) -> GraderOptions:
@@ -59,7 +71,8 @@ class ScoringService:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader")
         self._grader: Grader | None = None
         self._reference: ReferenceGrader | None = None
-        self._queue: list[tuple[Job, asyncio.Future[GradeResult]]] = []
+        self._queue: list[_Entry] = []
+        self._arrivals = itertools.count()
         self._batcher: asyncio.Task[None] | None = None
         # Sizes of the latest batches graded (for the benchmark and tests), bounded.
         self.batches: deque[int] = deque(maxlen=10_000)
@@ -153,7 +166,8 @@ class ScoringService:
     async def grade(self, question: Question, answer: str, lang: str | None = None) -> GradeResult:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[GradeResult] = loop.create_future()
-        self._queue.append(((question, answer, lang), future))
+        rank = (int(current_priority()), next(self._arrivals))
+        self._queue.append(_Entry(rank, (question, answer, lang), future))
         batcher = self._batcher
         # A batcher left behind by a closed event loop (tests run several) never finishes.
         if batcher is None or batcher.done() or batcher.get_loop() is not loop:
@@ -165,31 +179,32 @@ class ScoringService:
         while True:
             await asyncio.sleep(0)  # answers sent in the same tick join this batch
             # Only this loop's callers: a future of a closed loop can never be resolved.
-            mine = [entry for entry in self._queue if entry[1].get_loop() is loop]
+            mine = [e for e in self._queue if e.future.get_loop() is loop and not e.future.done()]
             if not mine:
+                self._queue = [e for e in self._queue if not e.future.done()]
                 return
-            batch = mine[: self.max_batch]
-            taken = {id(entry) for entry in batch}
-            self._queue = [e for e in self._queue if id(e) not in taken and not e[1].done()]
+            batch = sorted(mine, key=lambda e: e.rank)[: self.max_batch]
+            taken = {id(e) for e in batch}
+            self._queue = [e for e in self._queue if id(e) not in taken and not e.future.done()]
             try:
                 outcomes: list[GradeResult | BaseException] = list(
                     await loop.run_in_executor(
-                        self._executor, self._grade_many_safe, [job for job, _ in batch]
+                        self._executor, self._grade_many_safe, [e.job for e in batch]
                     )
                 )
             except BaseException as exc:  # never leave a caller waiting forever
                 outcomes = [exc] * len(batch)
                 if isinstance(exc, asyncio.CancelledError):
-                    for _, future in batch:
-                        future.cancel()
+                    for entry in batch:
+                        entry.future.cancel()
                     raise
-            for (_, future), outcome in zip(batch, outcomes, strict=True):
-                if future.done():  # the caller gave up waiting
+            for entry, outcome in zip(batch, outcomes, strict=True):
+                if entry.future.done():  # the caller gave up waiting
                     continue
                 if isinstance(outcome, BaseException):
-                    future.set_exception(outcome)
+                    entry.future.set_exception(outcome)
                 else:
-                    future.set_result(outcome)
+                    entry.future.set_result(outcome)
 
     def _grade_many_safe(self, jobs: list[Job]) -> list[GradeResult | Exception]:
         """One batch; if it fails, grade one by one so one bad answer fails alone."""

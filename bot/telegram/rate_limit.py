@@ -3,21 +3,19 @@
 Installed as an aiogram session request middleware inside RetryMiddleware, so every request and
 every retry of it takes a token; getUpdates does not (it sends nothing to users).
 
-Sends have a priority: a reply to a person who just wrote goes ahead of bulk work (daily
-broadcasts, group-round questions and results), which marks itself with `bulk_sends()`. Within
-one priority, waiters are served in arrival order; the global rate holds for both.
+Sends have a priority (bot/priority.py): a reply to a person who just wrote goes ahead of bulk
+work (daily broadcasts, group-round questions and results), which marks itself with
+`bulk_work()`. Within one priority, waiters are served in arrival order; the global rate holds
+for both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextvars import ContextVar
-from enum import IntEnum
+from collections.abc import Awaitable, Callable
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import (
@@ -27,25 +25,9 @@ from aiogram.client.session.middlewares.base import (
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 
+from bot.priority import Priority, current_priority
+
 UNLIMITED_METHODS = frozenset({"GetUpdates", "GetMe", "DeleteWebhook", "Close", "LogOut"})
-
-
-class Priority(IntEnum):
-    interactive = 0  # lower is served first
-    bulk = 1
-
-
-_priority: ContextVar[Priority] = ContextVar("send_priority", default=Priority.interactive)
-
-
-@contextlib.contextmanager
-def bulk_sends() -> Iterator[None]:
-    """Sends made here, and in tasks created here, wait behind interactive ones."""
-    token = _priority.set(Priority.bulk)
-    try:
-        yield
-    finally:
-        _priority.reset(token)
 
 
 class TokenBucket:
@@ -77,7 +59,7 @@ class TokenBucket:
 
     async def acquire(self, priority: Priority | None = None) -> None:
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        rank = _priority.get() if priority is None else priority
+        rank = current_priority() if priority is None else priority
         heapq.heappush(self._waiters, (rank, next(self._order), turn))
         if self._server is None or self._server.done():
             self._server = asyncio.create_task(self._serve())

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from bot.config import load_settings
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket, bulk_sends
+from bot.priority import bulk_work
+from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 
 
 class FakeTime:
@@ -79,7 +80,7 @@ def test_settings_defaults_and_limits() -> None:
     assert load_settings(send_rate="29.5", daily_tick_seconds="1").send_rate == 29.5
 
 
-async def test_a_reply_to_a_person_goes_ahead_of_bulk_sends() -> None:
+async def test_a_reply_to_a_person_goes_ahead_of_bulk_work() -> None:
     """Daily broadcasts and round results queue behind a reply to someone who just wrote,
     and the global rate still holds for both."""
     fake = FakeTime()
@@ -91,7 +92,7 @@ async def test_a_reply_to_a_person_goes_ahead_of_bulk_sends() -> None:
         served.append((name, fake.now))
 
     async def broadcast() -> None:
-        with bulk_sends():
+        with bulk_work():
             await asyncio.gather(*(send(f"bulk{i}") for i in range(6)))
 
     bulk = asyncio.create_task(broadcast())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 
 from bot.__main__ import main
 from bot.content.loader import QuestionBank
+from bot.priority import bulk_work
+from bot.scoring.grader import GradeResult
 from bot.scoring.service import PREPARING, ScoringService
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
@@ -107,3 +110,43 @@ def test_cli_warm_says_where_the_vectors_are(
     assert main(["warm"]) == 0  # the session's `scoring` stored them: nothing to compute
     out = capsys.readouterr().out.strip()
     assert out == f"question bank vectors already in {scoring.cache_path()}"
+
+
+class _OrderedGrader:
+    """Records the order answers reach the model; the first batch waits for `release`."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        self.release = threading.Event()
+
+    def grade_many(self, jobs: list[tuple[object, str, str | None]]) -> list[GradeResult]:
+        self.release.wait(timeout=30)
+        self.order += [answer for _, answer, _ in jobs]
+        return [GradeResult("q", "en", 5.0, "partial") for _ in jobs]
+
+
+async def test_a_private_answer_is_graded_before_queued_bulk_work(bank: QuestionBank) -> None:
+    """A person waiting in a private chat goes ahead of a group round's batch queued earlier;
+    within one priority, arrival order holds."""
+    service = ScoringService(bank, "bundled", "cpu", max_batch=2)
+    fake = _OrderedGrader()
+    service._grader = fake  # type: ignore[assignment]
+    question = bank.questions["zero-grad"]
+    first = asyncio.create_task(service.grade(question, "in flight", "en"))
+    while not service.batches:  # the worker holds the first batch until released
+        await asyncio.sleep(0.01)
+
+    async def bulk() -> list[GradeResult]:
+        with bulk_work():
+            return await asyncio.gather(
+                *(service.grade(question, f"group {i}", "en") for i in range(3))
+            )
+
+    group = asyncio.create_task(bulk())
+    await asyncio.sleep(0)
+    private = [asyncio.create_task(service.grade(question, f"private {i}", "en")) for i in (1, 2)]
+    await asyncio.sleep(0)
+    fake.release.set()
+    await asyncio.gather(first, group, *private)
+    assert fake.order == ["in flight", "private 1", "private 2", "group 0", "group 1", "group 2"]
+    service.close()

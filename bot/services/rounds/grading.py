@@ -8,6 +8,7 @@ import logging
 
 from sqlalchemy import select, update
 
+from bot.priority import bulk_work
 from bot.services.grades import stored_fields
 from bot.services.rounds.base import RoundsBase
 from bot.storage.models import RoundAnswer, RoundQuestion
@@ -40,8 +41,10 @@ class GradingMixin(RoundsBase):
                     )
                 )
                 work.append((rq.id, list(pending)))
-        for rq_id, answer_ids in work:
-            await self._grade_question(rq_id, answer_ids)
+        # A group's batch waits behind answers of people in private chats (bot/priority.py).
+        with bulk_work():
+            for rq_id, answer_ids in work:
+                await self._grade_question(rq_id, answer_ids)
 
     async def _grade_question(self, rq_id: int, answer_ids: list[int]) -> None:
         """Grade, then mark the question graded only if no answer is left pending: an answer

@@ -1,0 +1,35 @@
+"""Who is waiting: a person who just wrote, or bulk work (daily broadcasts, group rounds).
+
+The send queue (bot/telegram/rate_limit.py) and the grading queue (bot/scoring/service.py) both
+serve interactive work first. Bulk work marks itself with `bulk_work()`; tasks created inside
+inherit the mark (a task copies its creator's context).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from enum import IntEnum
+
+
+class Priority(IntEnum):
+    interactive = 0  # lower is served first
+    bulk = 1
+
+
+_priority: ContextVar[Priority] = ContextVar("work_priority", default=Priority.interactive)
+
+
+def current_priority() -> Priority:
+    return _priority.get()
+
+
+@contextlib.contextmanager
+def bulk_work() -> Iterator[None]:
+    """Work done here, and in tasks created here, waits behind interactive work."""
+    token = _priority.set(Priority.bulk)
+    try:
+        yield
+    finally:
+        _priority.reset(token)
