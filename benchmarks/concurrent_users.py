@@ -3,8 +3,9 @@
 together with the simulated users.
 
 Each user sends `/interview junior 3` and answers every question after a think time uniform in
-[0, --think] s, with a labelled answer for that question from content/eval (else its model
-answer). Latency: from pushing the answer into the fake until the fake receives the bot's feedback
+[0, --think] s, with a labelled answer for that question from content/eval or content/heldout
+(people's answers of every kind and length; the model answer only for a question neither has).
+Latency: from pushing the answer into the fake until the fake receives the bot's feedback
 ("Score: …"). Prints latency p50/p95/max, answers/s, lost or duplicated feedback, 429s and the
 bot's peak RSS; exits 1 if an answer was lost or duplicated, 2 if the run did not finish.
 
@@ -55,7 +56,7 @@ class Sent:
 class Answer:
     user: int
     sent_at: float
-    labelled: bool  # from content/eval, not the model answer
+    labelled: bool  # from content/eval or content/heldout, not the model answer
     feedback_at: float | None = None
 
 
@@ -158,7 +159,12 @@ async def serve(conn: Any, o: dict[str, Any], abort: Any) -> None:
     from tests.fake_telegram import FakeTelegram
 
     fake = FakeTelegram(global_rate=o["limit"] or None)
-    samples = load_bank_eval(ROOT / "content" / "eval").samples
+    # content/eval and content/heldout together hold written answers for every bank question.
+    samples = [
+        s
+        for folder in ("eval", "heldout")
+        for s in load_bank_eval(ROOT / "content" / folder).samples
+    ]
     users = Users(fake, o["lang"], load_bank(), samples)
     conn.send(await fake.start())
     report: dict[str, Any] = {"stopped": None, "errors": []}
@@ -301,7 +307,7 @@ def main() -> int:
     print(f"{report.get('warmup_s', nan):.1f} s, not counted)")
     row("users", f"{args.users} × {args.questions} questions, think 0–{args.think:g} s")
     row("answers graded", f"{n} of {report['answered']} sent", end=" ")
-    print(f"({report['labelled']} from content/eval, the rest model answers)")
+    print(f"({report['labelled']} from content/eval and content/heldout, the rest model answers)")
     if n:
         wall = report["last_feedback"] - report["started"]
         row("wall time", f"{wall:.1f} s (clock start to last feedback)")

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from bot.scoring.service import ScoringService
 
 
+def _levels(value: str) -> tuple[int, ...]:
+    """ "1,64,1024" -> (1, 64, 1024); argparse turns the ValueError into a usage error."""
+    levels = tuple(int(part) for part in value.split(",") if part.strip())
+    if not levels or min(levels) < 1:
+        raise ValueError(value)
+    return levels
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -61,10 +69,17 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("what", choices=("pitfalls",))
     train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
     bench = sub.add_parser("bench", help="grading latency, throughput, start-up and memory")
-    bench.add_argument("--answers", type=int, default=64, help="answers per throughput run")
+    bench.add_argument("--answers", type=int, default=192, help="answers per throughput run")
     bench.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
+    bench.add_argument(
+        "--concurrency",
+        type=_levels,
+        default=(1, 8, 64),
+        help="answers in flight, comma-separated (default 1,8,64)",
+    )
+    bench.add_argument("--json", type=Path, help="also write the figures to this file")
     questions = sub.add_parser("questions", help="list the bank")
     questions.add_argument("--json", action="store_true")
     questions.add_argument("--level", choices=("junior", "middle", "senior"))
@@ -285,7 +300,7 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
     if args.command == "bench":
         from bot.evaluation.bench import run_bench
 
-        return run_bench(settings, bank, args.answers, args.model)
+        return run_bench(settings, bank, args.answers, args.model, args.concurrency, args.json)
     if args.command == "stats":
         return asyncio.run(_stats(settings, args.json))
     if args.command == "practice":

@@ -1,14 +1,15 @@
 """`python -m bot bench`: how fast grading is, measured, with the baseline in the same run.
 
-Prints single-answer latency (p50/p95), throughput at 1, 8 and 64 concurrent answers, micro-
-batched against one-at-a-time (the ratio), how long the event loop stalls while 64 answers are
-graded, start-up time to the first graded answer (cold, then with the on-disk vector cache) and
-peak memory.
+Prints single-answer latency (p50/p95), throughput at 1, 8 and 64 concurrent answers (or the
+levels of `--concurrency`), micro-batched against one-at-a-time at the widest level (the ratio),
+how long the event loop stalls meanwhile, start-up time to the first graded answer (cold, then
+with the on-disk vector cache) and peak memory; `--json` also writes them to a file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 import statistics
 import sys
@@ -105,61 +106,86 @@ def _peak_mib() -> float:
     return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
-async def _bench(settings: Settings, bank: QuestionBank, answers: int) -> None:
+async def _bench(
+    settings: Settings, bank: QuestionBank, answers: int, concurrency: tuple[int, ...]
+) -> dict[str, object]:
     jobs = _jobs(settings, bank)
+    figures: dict[str, object] = {"model": settings.embedding_model}
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         cold = await _startup(settings, bank, cache, jobs[0])
         warm_start = await _startup(settings, bank, cache, jobs[0])
         # One model in the process: a second one's idle threads slow the first by a third.
-        batched = _service(settings, bank, cache, 64)
+        batched = _service(settings, bank, cache, settings.grader_max_batch)
         await batched.start(warm=True)
-        device = batched.grader().encoder.device
+        encoder = batched.grader().encoder
+        figures |= {"device": encoder.device, "precision": encoder.precision}
         print(
-            f"model: {settings.embedding_model} on {device}; {answers} answers per run; "
-            f"whole-answer pass {'on' if settings.grader_whole_answer_pass else 'off'}"
+            f"model: {settings.embedding_model} on {encoder.device} ({encoder.precision}); "
+            f"{answers} answers per run; whole-answer pass "
+            f"{'on' if settings.grader_whole_answer_pass else 'off'}"
+            f"{'; one pass' if settings.grader_one_pass else ''}"
         )
         print(
             f"start-up to first graded answer: cold {cold:.1f} s, with vector cache "
             f"{warm_start:.1f} s"
         )
+        figures |= {"startup_cold_s": cold, "startup_cached_s": warm_start}
         await _latencies(batched, jobs[:8])  # warm-up: first calls allocate
         latencies = await _latencies(batched, jobs[:60])
-        print(
-            f"single answer latency: p50 {_percentile(latencies, 50):.0f} ms, "
-            f"p95 {_percentile(latencies, 95):.0f} ms (n={len(latencies)})"
-        )
+        p50, p95 = _percentile(latencies, 50), _percentile(latencies, 95)
+        print(f"single answer latency: p50 {p50:.0f} ms, p95 {p95:.0f} ms (n={len(latencies)})")
+        figures |= {"single_p50_ms": p50, "single_p95_ms": p95}
         sample = (jobs * (1 + answers // len(jobs)))[:answers]
-        for concurrency in (1, 8, 64):
-            rate = await _throughput(batched, sample, concurrency)
-            print(f"throughput at {concurrency:2d} concurrent: {rate:6.1f} answers/s (batched)")
-        together = await _throughput(batched, sample, 64)
+        rates: dict[int, float] = {}
+        for level in concurrency:
+            rates[level] = await _throughput(batched, sample, level)
+            print(f"throughput at {level:4d} concurrent: {rates[level]:7.1f} answers/s (batched)")
+        figures["throughput"] = rates
+        widest = max(concurrency)
+        together = await _throughput(batched, sample, widest)
+        limit = batched.max_batch
         batched.max_batch = 1  # the same model, one answer per pass
-        alone = await _throughput(batched, sample, 64)
-        batched.max_batch = 64
+        alone = await _throughput(batched, sample, widest)
+        batched.max_batch = limit
         print(
-            f"64 concurrent: batched {together:.1f}/s vs one at a time {alone:.1f}/s "
+            f"{widest} concurrent: batched {together:.1f}/s vs one at a time {alone:.1f}/s "
             f"= {together / alone:.2f}x"
         )
-        stall, took = await _loop_stall(batched, sample[:64])
-        print(f"event loop while 64 answers are graded ({took:.1f} s): worst delay {stall:.1f} ms")
+        figures |= {"batching_ratio": together / alone}
+        stall, took = await _loop_stall(batched, sample[:widest])
+        print(
+            f"event loop while {widest} answers are graded ({took:.1f} s): "
+            f"worst delay {stall:.1f} ms"
+        )
+        figures["loop_stall_ms"] = stall
         print(
             f"batch sizes seen: max {max(batched.batches)}, "
             f"mean {statistics.mean(batched.batches):.1f}"
         )
         extra = ""
-        if device.startswith("cuda"):
+        figures["peak_rss_mib"] = _peak_mib()
+        if encoder.device.startswith("cuda"):
             import torch
 
-            extra = f", GPU peak {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB"
+            figures["gpu_peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+            extra = f", GPU peak {figures['gpu_peak_mib']:.0f} MiB"
         print(f"peak memory: {_peak_mib():.0f} MiB resident{extra}")
         batched.close()
+    return figures
 
 
 def run_bench(
-    settings: Settings, bank: QuestionBank, answers: int, model: str | None = None
+    settings: Settings,
+    bank: QuestionBank,
+    answers: int,
+    model: str | None = None,
+    concurrency: tuple[int, ...] = (1, 8, 64),
+    json_path: Path | None = None,
 ) -> int:
     if model:
         settings = settings.model_copy(update={"embedding_model": model})
-    asyncio.run(_bench(settings, bank, max(8, answers)))
+    figures = asyncio.run(_bench(settings, bank, max(8, answers), concurrency))
+    if json_path is not None:
+        json_path.write_text(json.dumps(figures, indent=2), "utf-8")
     return 0
