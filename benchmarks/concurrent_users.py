@@ -210,6 +210,15 @@ def peak_rss_mib(pid: int) -> float | None:
     return None
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of `pid` (the bot's grading process)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
 def cpu_name() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -250,6 +259,7 @@ def main() -> int:
     api_url = parent.recv()
     report: dict[str, Any] | None = None
     rss: float | None = None
+    grading: list[float] = []
     died: int | None = None
     with tempfile.TemporaryDirectory() as tmp:
         env = {
@@ -277,6 +287,7 @@ def main() -> int:
                     abort.set()
             report = parent.recv() if parent.poll() else None
             rss = peak_rss_mib(bot.pid)
+            grading = [peak_rss_mib(child) or 0.0 for child in children(bot.pid)]
             died = bot.poll()  # an exit code here: the bot stopped on its own
         finally:
             bot.terminate()
@@ -319,6 +330,8 @@ def main() -> int:
     row("duplicated", report["duplicated"])
     row("429 from the fake", f"{report['rejected_429']} (fake allows {args.limit}/s)")
     row("bot peak RSS", f"{rss:.0f} MiB" if rss else "n/a")
+    if grading:
+        row("grading process peak RSS", " + ".join(f"{g:.0f} MiB" for g in grading))
     for label, items in (("unmatched", report["unmatched"]), ("user errors", report["errors"])):
         if items:
             row(label, f"{len(items)}: {items[:3]}")

@@ -59,7 +59,7 @@ async def build_services(settings: Settings, scoring: ScoringService | None = No
     engine = create_engine(settings.database_url)
     owns_scoring = scoring is None
     if scoring is None:
-        scoring = ScoringService.from_settings(settings, bank)
+        scoring = ScoringService.from_settings(settings, bank, serving=True)
         await scoring.start(warm=True)
     interviews = InterviewService(create_session_factory(engine), bank, scoring)
     return Services(engine, scoring, interviews, owns_scoring)

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     # true: encode each answer once, its sentences' vectors pooled from its tokens: ~1.7x faster,
     # less accurate (docs/grading.md, "Speed").
     grader_one_pass: bool = False
+    # Where the bot runs the model: a child process (its own GIL, so a busy event loop does not
+    # slow grading) or a thread of the bot's process (less memory, one process to watch).
+    grader_worker: Literal["process", "thread"] = "process"
+    # CPU threads for the model; 0: one fewer than the machine's cores (at least 1), leaving a
+    # core to the event loop and the database: on 2 cores this halved p50 under 50 users.
+    grader_threads: int = Field(default=0, ge=0, le=256)
 
     @field_validator("admin_ids", mode="before")
     @classmethod

@@ -1,4 +1,5 @@
-"""Who is waiting: a person who just wrote, or bulk work (daily broadcasts, group rounds).
+"""Who is waiting: a person who just wrote, the next question after their feedback, or bulk
+work (daily broadcasts, group rounds).
 
 The send queue (bot/telegram/rate_limit.py) and the grading queue (bot/scoring/service.py) both
 serve interactive work first. Bulk work marks itself with `bulk_work()`; tasks created inside
@@ -14,8 +15,9 @@ from enum import IntEnum
 
 
 class Priority(IntEnum):
-    interactive = 0  # lower is served first
-    bulk = 1
+    interactive = 0  # lower is served first: a reply to someone who just wrote
+    follow_up = 1  # the next question, sent after that reply: it is read after the feedback
+    bulk = 2
 
 
 _priority: ContextVar[Priority] = ContextVar("work_priority", default=Priority.interactive)
@@ -26,10 +28,15 @@ def current_priority() -> Priority:
 
 
 @contextlib.contextmanager
-def bulk_work() -> Iterator[None]:
-    """Work done here, and in tasks created here, waits behind interactive work."""
-    token = _priority.set(Priority.bulk)
+def working_at(priority: Priority) -> Iterator[None]:
+    """Work done here, and in tasks created here, is served at `priority`."""
+    token = _priority.set(priority)
     try:
         yield
     finally:
         _priority.reset(token)
+
+
+def bulk_work() -> contextlib.AbstractContextManager[None]:
+    """Work done here, and in tasks created here, waits behind interactive work."""
+    return working_at(Priority.bulk)

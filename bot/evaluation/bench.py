@@ -41,6 +41,8 @@ def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int
         options=grader_options(settings),
         model_cache_dir=settings.model_cache_dir,
         precision=settings.embedding_precision,
+        worker=settings.grader_worker,  # as the bot runs it
+        threads=settings.grader_threads,
     )
 
 
@@ -118,10 +120,11 @@ async def _bench(
         # One model in the process: a second one's idle threads slow the first by a third.
         batched = _service(settings, bank, cache, settings.grader_max_batch)
         await batched.start(warm=True)
-        encoder = batched.grader().encoder
-        figures |= {"device": encoder.device, "precision": encoder.precision}
+        device, precision = await batched.describe()
+        figures |= {"device": device, "precision": precision, "worker": settings.grader_worker}
         print(
-            f"model: {settings.embedding_model} on {encoder.device} ({encoder.precision}); "
+            f"model: {settings.embedding_model} on {device} ({precision}), "
+            f"{settings.grader_worker} worker; "
             f"{answers} answers per run; whole-answer pass "
             f"{'on' if settings.grader_whole_answer_pass else 'off'}"
             f"{'; one pass' if settings.grader_one_pass else ''}"
@@ -164,13 +167,17 @@ async def _bench(
             f"mean {statistics.mean(batched.batches):.1f}"
         )
         extra = ""
-        figures["peak_rss_mib"] = _peak_mib()
-        if encoder.device.startswith("cuda"):
-            import torch
-
-            figures["gpu_peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        model_rss = await batched.peak_rss_mib()
+        figures["peak_rss_mib"] = max(model_rss, _peak_mib())
+        if device.startswith("cuda"):
+            figures["gpu_peak_mib"] = await batched.gpu_peak_mib()
             extra = f", GPU peak {figures['gpu_peak_mib']:.0f} MiB"
-        print(f"peak memory: {_peak_mib():.0f} MiB resident{extra}")
+        where = (
+            f"grading process {model_rss:.0f} MiB, bot process {_peak_mib():.0f} MiB"
+            if settings.grader_worker == "process"
+            else f"{_peak_mib():.0f} MiB"
+        )
+        print(f"peak memory resident: {where}{extra}")
         batched.close()
     return figures
 

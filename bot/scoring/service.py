@@ -5,6 +5,10 @@ as one micro-batch: while the worker grades a batch, new answers queue, and the 
 them all (up to `max_batch`), so their sentences go through the model in one forward pass.
 A person waiting in a private chat goes before bulk work (a closed group-round question's
 answers, graded under `bulk_work()`): each batch is filled in (priority, arrival) order.
+
+The model runs in a worker thread (`worker="thread"`: the CLI, the tests) or in a child process
+(`"process"`: the bot, see bot/scoring/worker.py). The blocking methods for the CLI always run
+in this process.
 """
 
 from __future__ import annotations
@@ -12,16 +16,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import multiprocessing
+import os
 import sys
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.priority import current_priority
+from bot.scoring import worker as grading_worker
 from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
@@ -32,6 +41,7 @@ log = logging.getLogger(__name__)
 PREPARING = "preparing the question bank (first run only)…"
 
 Job = tuple[Question, str, str | None]
+Worker = Literal["thread", "process"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,18 @@ class _Entry:
     rank: tuple[int, int]  # (priority, arrival): the lowest is graded first
     job: Job
     future: asyncio.Future[GradeResult]
+
+
+def set_cpu_threads(threads: int | None) -> None:
+    """torch's intra-op threads: `threads`; 0: one fewer than the cores (at least 1), for a bot
+    whose event loop and database share the machine (with every core in the model's parallel
+    regions, each region waits for whichever thread they preempted); None: torch's default,
+    every core (the CLI tools, which have nothing else to run)."""
+    if threads is None:
+        return
+    import torch
+
+    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
 
 
 def grader_options(settings: Settings) -> GraderOptions:
@@ -58,8 +80,25 @@ class ScoringService:
         options: GraderOptions | None = None,
         model_cache_dir: Path | None = None,
         precision: str = "auto",
+        worker: Worker = "thread",
+        threads: int | None = None,
     ):
+        # What a grading process needs to build the same service.
+        self._config: dict[str, Any] = {
+            "bank": bank,
+            "model": model,
+            "device": device,
+            "cache_dir": cache_dir,
+            "max_batch": max_batch,
+            "options": options,
+            "model_cache_dir": model_cache_dir,
+            "precision": precision,
+            "threads": threads,
+        }
+        self.worker = worker
+        self._pool: ProcessPoolExecutor | None = None
         self.bank = bank
+        self._threads = threads
         self._precision = precision
         self._model = model
         self._device = device
@@ -79,8 +118,14 @@ class ScoringService:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, bank: QuestionBank, options: GraderOptions | None = None
+        cls,
+        settings: Settings,
+        bank: QuestionBank,
+        options: GraderOptions | None = None,
+        serving: bool = False,
     ) -> ScoringService:
+        """`serving`: as the bot runs it (GRADER_WORKER, GRADER_THREADS); else in a thread of
+        this process, on every core (the CLI tools)."""
         return cls(
             bank,
             settings.embedding_model,
@@ -90,7 +135,42 @@ class ScoringService:
             options=options or grader_options(settings),
             model_cache_dir=settings.model_cache_dir,
             precision=settings.embedding_precision,
+            worker=settings.grader_worker if serving else "thread",
+            threads=settings.grader_threads if serving else None,
         )
+
+    # --- where the model runs -----------------------------------------------------------------
+
+    def _process_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                # spawn: a fork of a process with running threads (the event loop's) is unsafe.
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=grading_worker.start,
+                initargs=(self._config, os.getpid(), logging.getLogger().getEffectiveLevel()),
+            )
+        return self._pool
+
+    async def _run(self, method: str, *args: Any) -> Any:
+        """`self.<method>(*args)` in the worker thread or the grading process. A process that
+        died (killed for memory, say) is replaced once, and the call made again there."""
+        loop = asyncio.get_running_loop()
+        if self.worker == "thread":
+            return await loop.run_in_executor(self._executor, getattr(self, method), *args)
+        try:
+            return await loop.run_in_executor(
+                self._process_pool(), grading_worker.call, method, *args
+            )
+        except BrokenProcessPool:
+            log.error("the grading process died; starting a new one")
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            await loop.run_in_executor(self._process_pool(), grading_worker.call, "_warm_up", True)
+            return await loop.run_in_executor(
+                self._process_pool(), grading_worker.call, method, *args
+            )
 
     # --- loading (worker thread) ------------------------------------------------------------
 
@@ -105,6 +185,7 @@ class ScoringService:
 
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
+            set_cpu_threads(self._threads)
             encoder = Encoder(
                 self._model,
                 self._device,
@@ -156,10 +237,41 @@ class ScoringService:
             self._reference = ReferenceGrader(self.grader().encoder, list(self.bank))
         return self._reference
 
+    def _warm_up(self, warm: bool) -> None:
+        self._load(warm)
+
+    def _describe(self) -> tuple[str, str]:
+        encoder = self.grader().encoder
+        return encoder.device, encoder.precision
+
     async def start(self, warm: bool = True) -> None:
-        """Load the model (and the bank's vectors) in the worker thread."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._load, warm)
+        """Load the model (and the bank's vectors) where it will run."""
+        await self._run("_warm_up", warm)
+
+    def _peak_rss_mib(self) -> float:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+    async def peak_rss_mib(self) -> float:
+        """The peak resident memory of the process the model runs in."""
+        result: float = await self._run("_peak_rss_mib")
+        return result
+
+    def _gpu_peak_mib(self) -> float:
+        import torch
+
+        return float(torch.cuda.max_memory_allocated() / 2**20)
+
+    async def gpu_peak_mib(self) -> float:
+        """The most CUDA memory the model's process has held."""
+        result: float = await self._run("_gpu_peak_mib")
+        return result
+
+    async def describe(self) -> tuple[str, str]:
+        """(device, precision) of the loaded model, wherever it runs."""
+        result: tuple[str, str] = await self._run("_describe")
+        return result
 
     # --- grading from the event loop ---------------------------------------------------------
 
@@ -186,11 +298,10 @@ class ScoringService:
             batch = sorted(mine, key=lambda e: e.rank)[: self.max_batch]
             taken = {id(e) for e in batch}
             self._queue = [e for e in self._queue if id(e) not in taken and not e.future.done()]
+            self.batches.append(len(batch))
             try:
                 outcomes: list[GradeResult | BaseException] = list(
-                    await loop.run_in_executor(
-                        self._executor, self._grade_many_safe, [e.job for e in batch]
-                    )
+                    await self._run("_grade_many_safe", [e.job for e in batch])
                 )
             except BaseException as exc:  # never leave a caller waiting forever
                 outcomes = [exc] * len(batch)
@@ -208,7 +319,6 @@ class ScoringService:
 
     def _grade_many_safe(self, jobs: list[Job]) -> list[GradeResult | Exception]:
         """One batch; if it fails, grade one by one so one bad answer fails alone."""
-        self.batches.append(len(jobs))
         grader = self.grader()  # raises only if the model cannot load: every caller gets it
         try:
             return list(grader.grade_many(jobs))
@@ -225,10 +335,10 @@ class ScoringService:
     async def grade_reference(
         self, question: str, reference: str, answer: str, lang: str | None = None
     ) -> GradeResult:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, self._grade_reference_sync, question, reference, answer, lang
+        result: GradeResult = await self._run(
+            "_grade_reference_sync", question, reference, answer, lang
         )
+        return result
 
     # --- blocking variants for the CLI, where there is no event loop to protect ------------
 
@@ -254,3 +364,6 @@ class ScoringService:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

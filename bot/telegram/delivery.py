@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from contextlib import nullcontext
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import ReplyParameters
 
+from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
 from bot.telegram.keyboards import question_keyboard
@@ -30,9 +32,15 @@ class Delivery:
             user = await self.interviews.user(user_id)
             lang = user.language if user else "en"
         async with self._locks[user_id]:
+            replied = False
             for item in await self.interviews.outbox(user_id):
-                message_id = await self._send(item, lang)
+                # Under load the send budget goes to others' feedback before this next question:
+                # the user reads their feedback first anyway.
+                follow_up = replied and isinstance(item, QuestionItem)
+                with working_at(Priority.follow_up) if follow_up else nullcontext():
+                    message_id = await self._send(item, lang)
                 await self.interviews.mark_sent(item, message_id)
+                replied = replied or isinstance(item, FeedbackItem)
 
     async def _send(self, item: OutboxItem, lang: str) -> int | None:
         try:

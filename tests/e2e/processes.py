@@ -55,3 +55,23 @@ async def terminate(process: asyncio.subprocess.Process) -> None:
             await asyncio.wait_for(process.wait(), 20)
         except TimeoutError:
             process.kill()
+
+
+def children(pid: int) -> list[int]:
+    """Live child processes of `pid` (the bot's grading process, GRADER_WORKER=process)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

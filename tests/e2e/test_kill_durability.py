@@ -13,7 +13,7 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, question_messages, wait_text
-from tests.e2e.processes import launch, terminate
+from tests.e2e.processes import alive, children, launch, terminate
 from tests.fake_telegram import WAIT, FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -65,8 +65,13 @@ async def test_a_kill_between_delivery_and_commit_loses_no_answer(
         # The bot asks for updates again (aiogram's own polling does so at once, confirming the
         # answer while its handler waits; here only after the store gave up on the lock).
         await until(lambda: len(telegram.poll_offsets) > polls, "the next getUpdates")
+        # The model runs in a child process of the bot (with multiprocessing's resource tracker).
+        helpers = children(process.pid)
+        assert helpers
         process.send_signal(signal.SIGKILL)
         await process.wait()
+        # Orphaned, the grading process exits rather than hold the model's memory.
+        await until(lambda: not any(alive(pid) for pid in helpers), "the bot's children gone")
         # Telegram was never told the answer arrived, so it still holds it.
         assert max(telegram.poll_offsets) <= update_id
         lock.rollback()

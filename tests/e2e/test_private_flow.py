@@ -96,7 +96,6 @@ async def test_two_question_interview(
     assert "✅" in feedback["text"]
     model = await wait_text(telegram, 200, words["model"], after=count)
     assert "<blockquote expandable>" in model["html"]
-    assert telegram.sent(200, "sendChatAction")[0]["action"] == "typing"
 
     second = await telegram.wait_for(lambda s: question_messages(s, 200)[1:])
     assert find_question(bank, second[0]).id != question.id
@@ -258,3 +257,28 @@ async def test_stats_answers_admins_only(
         assert "Ответов оценено: 1 (за сутки: 1)" in figures["text"], figures["text"]
     finally:
         await process.stop()
+
+
+async def test_a_slow_grade_shows_typing(
+    telegram: FakeTelegram,
+    bot: BotProcess,
+    bank: QuestionBank,
+    scoring: ScoringService,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Grading that takes longer than a moment shows "typing…" (a quick one spends no send
+    budget on it): the grade here is held until the chat action arrives."""
+    grade = scoring.grade
+
+    async def slow(*args: object, **kwargs: object) -> object:
+        await telegram.wait_for(lambda s: s.sent(210, "sendChatAction"))
+        return await grade(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scoring, "grade", slow)
+    user = telegram.user(210, language_code="en")
+    telegram.send_text(user, "/interview junior 1")
+    first = (await telegram.wait_for(lambda s: question_messages(s, 210)))[0]
+    count = len(telegram.bot_messages(210))
+    telegram.send_text(user, find_question(bank, first).answer.en)
+    await wait_text(telegram, 210, LANG["en"]["score"], after=count)
+    assert telegram.sent(210, "sendChatAction")[0]["action"] == "typing"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 from pathlib import Path
@@ -150,3 +151,41 @@ async def test_a_private_answer_is_graded_before_queued_bulk_work(bank: Question
     await asyncio.gather(first, group, *private)
     assert fake.order == ["in flight", "private 1", "private 2", "group 0", "group 1", "group 2"]
     service.close()
+
+
+async def test_grading_process_grades_as_the_thread_does(
+    scoring: ScoringService, bank: QuestionBank, vector_cache: Path
+) -> None:
+    """GRADER_WORKER=process: the model in a child process (its own GIL) gives the same grades,
+    batches answers the same way, and goes away with close()."""
+    service = ScoringService(
+        bank, "bundled", "cpu", cache_dir=vector_cache, worker="process", threads=1
+    )
+    await service.start(warm=True)
+    question = bank.questions["zero-grad"]
+    answers = [
+        "zero_grad clears .grad; without it gradients from several backward calls add up.",
+        "optimizer.step updates the weights",
+        "не знаю",
+    ]
+    together = await asyncio.gather(*(service.grade(question, a, "en") for a in answers))
+    alone = [scoring.grade_blocking(question, a, "en") for a in answers]
+    assert [r.score for r in together] == pytest.approx([r.score for r in alone], abs=0.1)
+    assert [r.covered for r in together] == [r.covered for r in alone]
+    assert max(service.batches) > 1 and await service.describe() == (
+        "cpu",
+        alone_precision(scoring),
+    )
+    assert service._pool is not None
+    workers = list(service._pool._processes)  # type: ignore[attr-defined]
+    assert workers and os.getpid() not in workers
+    service.close()
+    for _ in range(600):  # the worker exits once the pool is shut down
+        if not any(Path(f"/proc/{pid}").exists() for pid in workers):
+            break
+        await asyncio.sleep(0.05)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def alone_precision(service: ScoringService) -> str:
+    return service.grader().encoder.precision

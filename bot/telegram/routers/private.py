@@ -16,6 +16,8 @@ from bot.telegram.callbacks import LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import level_keyboard, settings_keyboard
 
+TYPING_AFTER = 1.0  # seconds of grading before the chat shows "typing…"
+
 REPLIES = {
     Outcome.no_question: "no_question",
     Outcome.too_short: "too_short",
@@ -161,7 +163,10 @@ def build_private_router() -> Router:
     ) -> None:
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
         try:
-            async with ChatActionSender.typing(bot=bot, chat_id=message.chat.id):
+            # "typing…" only when grading is slow: each action spends the global send budget.
+            async with ChatActionSender.typing(
+                bot=bot, chat_id=message.chat.id, initial_sleep=TYPING_AFTER
+            ):
                 outcome, _ = await interviews.submit(
                     user.id, message.chat.id, message.text or "", message.message_id, reply_to
                 )
