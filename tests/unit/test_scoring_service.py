@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import threading
 from pathlib import Path
 
@@ -189,3 +190,21 @@ async def test_grading_process_grades_as_the_thread_does(
 
 def alone_precision(service: ScoringService) -> str:
     return service.grader().encoder.precision
+
+
+async def test_a_killed_grading_process_is_replaced(bank: QuestionBank, vector_cache: Path) -> None:
+    """The grading process killed (out of memory, say): the next answer is graded by a new one,
+    not failed."""
+    small = QuestionBank({"zero-grad": bank.questions["zero-grad"]}, content_hash="one")
+    service = ScoringService(small, "bundled", "cpu", cache_dir=vector_cache, worker="process")
+    await service.start(warm=True)
+    question = small.questions["zero-grad"]
+    answer = "zero_grad clears .grad before the next backward."
+    first = await service.grade(question, answer, "en")
+    assert service._pool is not None
+    (worker,) = list(service._pool._processes)  # type: ignore[attr-defined]
+    os.kill(worker, signal.SIGKILL)
+    again = await service.grade(question, answer, "en")
+    assert again.score == pytest.approx(first.score, abs=0.1)
+    assert worker not in list(service._pool._processes)  # type: ignore[attr-defined]
+    service.close()
