@@ -185,7 +185,8 @@ class ScoringService:
 
     def _load(self, warm: bool) -> Grader:
         if self._grader is None:
-            set_cpu_threads(self._threads)
+            # Loading and the bank's warm-up come before the bot serves anyone: every core.
+            set_cpu_threads(None if self._threads is None else os.cpu_count() or 1)
             encoder = Encoder(
                 self._model,
                 self._device,
@@ -207,6 +208,7 @@ class ScoringService:
                 grader.baseline()
                 if path is not None and len(encoder.remembered()) > cached:
                     save_vectors(path, encoder.remembered())
+            set_cpu_threads(self._threads)
             self._grader = grader
         return self._grader
 
