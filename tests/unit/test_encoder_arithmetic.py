@@ -116,3 +116,23 @@ def test_one_pass_grades_the_same_answer_alone_or_in_a_batch(
     assert [r.score for r in together] == pytest.approx([r.score for r in alone], abs=0.1)
     assert together[0].score > 5 and together[2].verdict == "no-answer"
     assert together[0].covered == alone[0].covered
+
+
+def test_cpu_threads_leave_a_core_to_the_bot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRADER_THREADS=0: one fewer than the cores, at least one; None (the CLI): untouched."""
+    from bot.scoring import service
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setattr(service.os, "cpu_count", lambda: 8)
+        service.set_cpu_threads(0)
+        assert torch.get_num_threads() == 7
+        monkeypatch.setattr(service.os, "cpu_count", lambda: 1)
+        service.set_cpu_threads(0)
+        assert torch.get_num_threads() == 1
+        service.set_cpu_threads(3)
+        assert torch.get_num_threads() == 3
+        service.set_cpu_threads(None)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
