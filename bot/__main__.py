@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, load_settings, require_token
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.i18n import TEXTS
 from bot.scoring.encoder import MULTILINGUAL_E5
@@ -308,14 +308,28 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
 
         level, count = parse_practice_args(args.args)
         return asyncio.run(practice(settings, args.lang, level, count))
-    from bot.app import run
+    return _run_bot(settings, bank)
 
+
+def _run_bot(settings: Settings, bank: QuestionBank) -> int:
+    from bot.scoring.service import ScoringService
+
+    scoring: ScoringService | None = None
     try:
-        run(settings)
+        require_token(settings)  # before anything starts (build_bot checks its shape)
+        # The grading process starts loading now, while this one imports aiogram (seconds each).
+        scoring = ScoringService.from_settings(settings, bank, serving=True)
+        scoring.prestart()
+        from bot.app import run
+
+        run(settings, scoring)
     except ConfigError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         pass
+    finally:
+        if scoring is not None:
+            scoring.close()
     return 0
 
 

@@ -155,5 +155,6 @@ async def run_polling(
         await services.close()
 
 
-def run(settings: Settings) -> None:
-    asyncio.run(run_polling(settings))
+def run(settings: Settings, scoring: ScoringService | None = None) -> None:
+    """`scoring`: a service already loading (the caller closes it)."""
+    asyncio.run(run_polling(settings, scoring=scoring))

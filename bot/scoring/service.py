@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import sys
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +97,7 @@ class ScoringService:
         }
         self.worker = worker
         self._pool: ProcessPoolExecutor | None = None
+        self._warming: Future[Any] | None = None  # a warm-up begun by prestart()
         self.bank = bank
         self._threads = threads
         self._precision = precision
@@ -164,13 +165,16 @@ class ScoringService:
             )
         except BrokenProcessPool:
             log.error("the grading process died; starting a new one")
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            self._discard_pool()
             await loop.run_in_executor(self._process_pool(), grading_worker.call, "_warm_up", True)
             return await loop.run_in_executor(
                 self._process_pool(), grading_worker.call, method, *args
             )
+
+    def _discard_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
 
     # --- loading (worker thread) ------------------------------------------------------------
 
@@ -246,8 +250,22 @@ class ScoringService:
         encoder = self.grader().encoder
         return encoder.device, encoder.precision
 
+    def prestart(self) -> None:
+        """Begin loading the model and the bank's vectors in the grading process now, without an
+        event loop; `start()` then waits for it. (A thread worker loads in `start()`.)"""
+        if self.worker == "process" and self._warming is None:
+            self._warming = self._process_pool().submit(grading_worker.call, "_warm_up", True)
+
     async def start(self, warm: bool = True) -> None:
         """Load the model (and the bank's vectors) where it will run."""
+        pending, self._warming = self._warming, None
+        if pending is not None:
+            try:
+                await asyncio.wrap_future(pending)
+                return
+            except BrokenProcessPool:
+                log.error("the grading process died while loading; starting a new one")
+                self._discard_pool()
         await self._run("_warm_up", warm)
 
     def _peak_rss_mib(self) -> float:
@@ -366,6 +384,4 @@ class ScoringService:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        self._discard_pool()
