@@ -34,6 +34,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "/stop — закончить собеседование\n"
             "/daily ЧЧ:ММ [часовой пояс] — вопрос каждый день; /daily — настройки\n"
             "/settings — уровень и язык\n"
+            "/export — все ваши ответы файлом CSV\n"
             "/help — эта справка\n\n"
             "Отвечайте обычным сообщением или ответом (reply) на сообщение с вопросом."
         ),
@@ -43,9 +44,18 @@ TEXTS: dict[str, dict[str, str]] = {
             "/stop — end the interview\n"
             "/daily HH:MM [timezone] — a question every day; /daily — its settings\n"
             "/settings — level and language\n"
+            "/export — all your answers as a CSV file\n"
             "/help — this help\n\n"
             "Answer with a plain message or a reply to the question message."
         ),
+    },
+    "export_empty": {
+        "ru": "Ответов пока нет — выгружать нечего. Начните с /interview.",
+        "en": "No answers yet, so there is nothing to export. Start with /interview.",
+    },
+    "export_caption": {
+        "ru": "Ваши ответы: {count:ответ|ответа|ответов} (дата UTC, вопрос, уровень, оценка, вердикт, текст).",
+        "en": "Your answers: {count:answer|answers} (UTC date, question, level, score, verdict, text).",
     },
     "settings": {
         "ru": "Настройки. Уровень: {level}. Язык: русский.",
@@ -399,6 +409,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.skip": {"ru": "Пропустить вопрос", "en": "Skip the question"},
     "cmd.stop": {"ru": "Закончить собеседование", "en": "End the interview"},
     "cmd.settings": {"ru": "Уровень и язык", "en": "Level and language"},
+    "cmd.export": {"ru": "Мои ответы файлом CSV", "en": "My answers as a CSV file"},
     "cmd.help": {"ru": "Справка", "en": "Help"},
     "gcmd.round": {"ru": "Раунд собеседования в группе", "en": "Start a mock-interview round"},
     "gcmd.quiz": {"ru": "Раунд-викторина", "en": "Start a quiz round"},
@@ -437,7 +448,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "topic.inference": {"ru": "инференс", "en": "inference"},
 }
 
-COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "help")
+COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "export", "help")
 GROUP_COMMANDS = ("round", "quiz", "top", "feedback", "settings", "help")
 
 

@@ -625,6 +625,40 @@ class FakeTelegram:
         self.messages[(chat.id, message["message_id"])] = message
         return {k: v for k, v in message.items() if k not in ("html", "reply_to_message_id")}
 
+    async def _m_senddocument(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A document uploaded as multipart form data; its bytes are kept in the request's
+        params (`sent(chat, "sendDocument")[i]["document"]["content"]`) and in the message."""
+        chat = self._chat(params.get("chat_id"))
+        upload = params.get("document")
+        if isinstance(upload, str) and upload.startswith("attach://"):
+            # Files travel as parts of their own, named by an attach:// reference.
+            upload = params.get(upload.removeprefix("attach://"))
+        if isinstance(upload, str) or upload is None:
+            raise _ApiError(400, "Bad Request: there is no document in the request")
+        content = upload.file.read()
+        if not content:
+            raise _ApiError(400, "Bad Request: file must be non-empty")
+        params["document"] = {"file_name": upload.filename, "content": content}
+        caption = self._check_text(params, "caption") if params.get("caption") else ""
+        if utf16_len(caption) > 1024:
+            raise _ApiError(400, "Bad Request: message caption is too long")
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat.id, "type": chat.type},
+            "from": self._bot_user(),
+            "caption": caption,
+            "text": caption,  # what bot_messages() readers look at
+            "document": {
+                "file_id": f"doc{len(self.messages)}",
+                "file_unique_id": f"u{len(self.messages)}",
+                "file_name": upload.filename,
+                "file_size": len(content),
+            },
+        }
+        self.messages[(chat.id, message["message_id"])] = message
+        return {k: v for k, v in message.items() if k != "text"}
+
     async def _m_editmessagetext(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))
         key = (chat.id, int(params.get("message_id", 0)))

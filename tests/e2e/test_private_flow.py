@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 
 import pytest
 from sqlalchemy import func, select
@@ -12,7 +14,7 @@ from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine
 from bot.storage.models import Answer
 from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
-from tests.fake_telegram import DROP, FakeTelegram, Fault
+from tests.fake_telegram import DROP, FakeTelegram, Fault, parse_html
 
 pytestmark = pytest.mark.e2e
 
@@ -59,6 +61,7 @@ async def test_start_shows_greeting_levels_and_sets_commands(
         "stop",
         "daily",
         "settings",
+        "export",
         "help",
     ]
     assert telegram.commands["ru"][1]["description"] == "Начать собеседование"
@@ -282,3 +285,41 @@ async def test_a_slow_grade_shows_typing(
     telegram.send_text(user, find_question(bank, first).answer.en)
     await wait_text(telegram, 210, LANG["en"]["score"], after=count)
     assert telegram.sent(210, "sendChatAction")[0]["action"] == "typing"
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_export_sends_the_answers_as_csv(
+    telegram: FakeTelegram, bot: BotProcess, bank: QuestionBank, lang: str
+) -> None:
+    """/export: a CSV document with every answer, the user's text exactly as written (commas,
+    quotes, a line break and HTML-like text included), its score as the feedback showed it."""
+    words = LANG[lang]
+    user = telegram.user(220, language_code=lang)
+    telegram.send_text(user, "/interview junior 1")
+    first = (await telegram.wait_for(lambda s: question_messages(s, 220)))[0]
+    question = find_question(bank, first)
+    answer = question.answer.get(lang) + '\n<b>"x, y"</b> & done'
+    count = len(telegram.bot_messages(220))
+    telegram.send_text(user, answer)
+    feedback = await wait_text(telegram, 220, words["score"], after=count)
+    score = feedback["text"].split(words["score"])[1].split("/10")[0]
+    await wait_text(telegram, 220, words["summary"], after=count)
+
+    telegram.send_text(user, "/export")
+    (sent,) = await telegram.wait_for(lambda s: s.sent(220, "sendDocument"))
+    document = sent["document"]
+    assert document["file_name"].endswith(".csv")
+    assert ("1 answer" if lang == "en" else "1 ответ") in parse_html(sent["caption"])
+    text = document["content"].decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["question_id"] == question.id and row["level"] == "junior"
+    assert row["question"] == question.question.get(lang) and row["where"] == "private"
+    assert row["answer"] == normalize_newlines(answer)
+    assert float(row["score"]) == float(score)
+    assert row["date_utc"].endswith("+00:00")
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n")

@@ -5,17 +5,19 @@ from __future__ import annotations
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject, CommandStart
-from aiogram.types import CallbackQuery, Message
+from aiogram.types import BufferedInputFile, CallbackQuery, Message
 from aiogram.utils.chat_action import ChatActionSender
 from aiogram.utils.formatting import Bold, Text, as_list
 
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
+from bot.services.history import history, history_csv
 from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserView
 from bot.telegram.callbacks import LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import level_keyboard, settings_keyboard
 
+EXPORT_FILE = "mock-interview-answers.csv"
 TYPING_AFTER = 1.0  # seconds of grading before the chat shows "typing…"
 
 REPLIES = {
@@ -51,6 +53,19 @@ def build_private_router() -> Router:
     @router.message(Command("help"))
     async def help_(message: Message, lang: str) -> None:
         await _say(message, lang, "help")
+
+    @router.message(Command("export"))
+    async def export(
+        message: Message, interviews: InterviewService, user: UserView, lang: str
+    ) -> None:
+        rows = await history(interviews.sessions, interviews.bank, user.id, lang)
+        if not rows:
+            await _say(message, lang, "export_empty")
+            return
+        await message.answer_document(
+            BufferedInputFile(history_csv(rows), filename=EXPORT_FILE),
+            caption=Text(t(lang, "export_caption", count=len(rows))).as_html(),
+        )
 
     @router.message(Command("settings"))
     async def settings(message: Message, user: UserView, lang: str) -> None:
