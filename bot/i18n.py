@@ -35,6 +35,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "/daily ЧЧ:ММ [часовой пояс] — вопрос каждый день; /daily — настройки\n"
             "/settings — уровень и язык\n"
             "/export — все ваши ответы файлом CSV\n"
+            "/forget — удалить все ваши данные\n"
             "/help — эта справка\n\n"
             "Отвечайте обычным сообщением или ответом (reply) на сообщение с вопросом."
         ),
@@ -45,9 +46,22 @@ TEXTS: dict[str, dict[str, str]] = {
             "/daily HH:MM [timezone] — a question every day; /daily — its settings\n"
             "/settings — level and language\n"
             "/export — all your answers as a CSV file\n"
+            "/forget — delete all your data\n"
             "/help — this help\n\n"
             "Answer with a plain message or a reply to the question message."
         ),
+    },
+    "forget_confirm": {
+        "ru": "Удалить всё, что бот о вас хранит: ответы и оценки, собеседования, вопрос дня, ответы в групповых раундах, уровень и язык? Это нельзя отменить. Сначала можно сохранить ответы командой /export.",
+        "en": "Delete everything the bot keeps about you: answers and grades, interviews, the daily question, group-round answers, level and language? This cannot be undone. You can save your answers with /export first.",
+    },
+    "forget_done": {
+        "ru": "Готово: всё, что бот о вас хранил, удалено. /start — начать заново.",
+        "en": "Done: everything the bot kept about you is deleted. /start to begin again.",
+    },
+    "forget_kept": {
+        "ru": "Ничего не удалено.",
+        "en": "Nothing was deleted.",
     },
     "export_empty": {
         "ru": "Ответов пока нет — выгружать нечего. Начните с /interview.",
@@ -410,6 +424,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.stop": {"ru": "Закончить собеседование", "en": "End the interview"},
     "cmd.settings": {"ru": "Уровень и язык", "en": "Level and language"},
     "cmd.export": {"ru": "Мои ответы файлом CSV", "en": "My answers as a CSV file"},
+    "cmd.forget": {"ru": "Удалить мои данные", "en": "Delete my data"},
     "cmd.help": {"ru": "Справка", "en": "Help"},
     "gcmd.round": {"ru": "Раунд собеседования в группе", "en": "Start a mock-interview round"},
     "gcmd.quiz": {"ru": "Раунд-викторина", "en": "Start a quiz round"},
@@ -421,6 +436,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "gcmd.settings": {"ru": "Настройки группы", "en": "Group settings"},
     "gcmd.help": {"ru": "Как играть", "en": "How to play"},
     "btn.skip": {"ru": "Пропустить ⏭", "en": "Skip ⏭"},
+    "btn.forget.yes": {"ru": "Удалить всё", "en": "Delete everything"},
+    "btn.forget.no": {"ru": "Отмена", "en": "Cancel"},
     "btn.lang.ru": {"ru": "Русский", "en": "Русский"},
     "btn.lang.en": {"ru": "English", "en": "English"},
     # --- question topics (content/*/*.yaml `topics:`), as users read them -----------------
@@ -448,7 +465,17 @@ TEXTS: dict[str, dict[str, str]] = {
     "topic.inference": {"ru": "инференс", "en": "inference"},
 }
 
-COMMANDS = ("start", "interview", "skip", "stop", "daily", "settings", "export", "help")
+COMMANDS = (
+    "start",
+    "interview",
+    "skip",
+    "stop",
+    "daily",
+    "settings",
+    "export",
+    "forget",
+    "help",
+)
 GROUP_COMMANDS = ("round", "quiz", "top", "feedback", "settings", "help")
 
 

@@ -27,6 +27,10 @@ class LanguageCallback(CallbackData, prefix="lang"):
     lang: Literal["ru", "en"]
 
 
+class ForgetCallback(CallbackData, prefix="forget"):
+    confirm: bool  # True: delete everything; False: keep it
+
+
 class SkipCallback(CallbackData, prefix="skip"):
     ask: RowId
 

@@ -13,6 +13,7 @@ from bot.i18n import t
 from bot.telegram.callbacks import (
     DailyAction,
     DailyCallback,
+    ForgetCallback,
     LanguageCallback,
     LevelCallback,
     SkipCallback,
@@ -47,6 +48,14 @@ def settings_keyboard(lang: str, level: str) -> InlineKeyboardMarkup:
             callback_data=LanguageCallback(lang=code),
         )
     builder.adjust(3, 2)
+    return builder.as_markup()
+
+
+def forget_keyboard(lang: str) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    builder.button(text=t(lang, "btn.forget.yes"), callback_data=ForgetCallback(confirm=True))
+    builder.button(text=t(lang, "btn.forget.no"), callback_data=ForgetCallback(confirm=False))
+    builder.adjust(1)
     return builder.as_markup()
 
 

@@ -70,7 +70,10 @@ PRIVATE = [
     Case("/daily off", "daily_off", before="/daily 09:30"),
     Case("/daily 25:99 Mars/Base", "daily_bad_time"),
     Case("/daily 09:30 Mars/Base", "daily_bad_tz"),
-    Case("/export", "export_empty"),  # a document once there are answers: test_private_flow.py
+    Case("/export", "export_empty"),
+    Case(
+        "/forget", "forget_confirm"
+    ),  # the buttons and what they do: test_forget.py  # a document once there are answers: test_private_flow.py
     Case("/stats", "stats", role="operator"),
     Case("/stats", "unknown_command"),  # not an operator: as if the command did not exist
     Case("/frobnicate", "unknown_command"),

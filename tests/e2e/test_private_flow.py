@@ -62,6 +62,7 @@ async def test_start_shows_greeting_levels_and_sets_commands(
         "daily",
         "settings",
         "export",
+        "forget",
         "help",
     ]
     assert telegram.commands["ru"][1]["description"] == "Начать собеседование"

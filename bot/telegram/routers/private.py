@@ -5,17 +5,18 @@ from __future__ import annotations
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject, CommandStart
-from aiogram.types import BufferedInputFile, CallbackQuery, Message
+from aiogram.types import BufferedInputFile, CallbackQuery, Message, Update
 from aiogram.utils.chat_action import ChatActionSender
 from aiogram.utils.formatting import Bold, Text, as_list
 
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
+from bot.services.forget import forget_user
 from bot.services.history import history, history_csv
 from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserView
-from bot.telegram.callbacks import LanguageCallback, LevelCallback, SkipCallback
+from bot.telegram.callbacks import ForgetCallback, LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
-from bot.telegram.keyboards import level_keyboard, settings_keyboard
+from bot.telegram.keyboards import forget_keyboard, level_keyboard, settings_keyboard
 
 EXPORT_FILE = "mock-interview-answers.csv"
 TYPING_AFTER = 1.0  # seconds of grading before the chat shows "typing…"
@@ -66,6 +67,28 @@ def build_private_router() -> Router:
             BufferedInputFile(history_csv(rows), filename=EXPORT_FILE),
             caption=Text(t(lang, "export_caption", count=len(rows))).as_html(),
         )
+
+    @router.message(Command("forget"))
+    async def forget(message: Message, lang: str) -> None:
+        await message.answer(
+            Text(t(lang, "forget_confirm")).as_html(), reply_markup=forget_keyboard(lang)
+        )
+
+    @router.callback_query(ForgetCallback.filter())
+    async def forget_answer(
+        query: CallbackQuery,
+        callback_data: ForgetCallback,
+        interviews: InterviewService,
+        event_update: Update,
+        lang: str,
+    ) -> None:
+        key = "forget_kept"
+        if callback_data.confirm:
+            await forget_user(interviews.sessions, query.from_user.id, event_update.update_id)
+            key = "forget_done"
+        await query.answer()
+        if isinstance(query.message, Message):  # drop the buttons: the question is settled
+            await query.message.edit_text(Text(t(lang, key)).as_html())
 
     @router.message(Command("settings"))
     async def settings(message: Message, user: UserView, lang: str) -> None:
