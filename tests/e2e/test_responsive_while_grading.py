@@ -1,18 +1,41 @@
-"""The event loop stays free while the model grades: /help is answered mid-burst."""
+"""The event loop stays free while the model grades: /help is answered mid-burst.
+
+The bot here grades as `python -m bot run` does (GRADER_WORKER=process, GRADER_THREADS=0), not
+with the suite's shared in-process model: with the model in a thread on two busy cores, the
+loop could wait as long as the whole batch.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from bot.content.loader import QuestionBank
+from bot.scoring.service import ScoringService
 from tests.e2e.conftest import BotProcess, find_question, question_messages
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
 USERS = range(1000, 1064)
+
+
+@pytest.fixture
+async def serving_bot(
+    telegram: FakeTelegram, db_url: str, bank: QuestionBank, vector_cache: Path
+) -> AsyncIterator[BotProcess]:
+    scoring = ScoringService(
+        bank, "bundled", "cpu", cache_dir=vector_cache, worker="process", threads=0
+    )
+    await scoring.start(warm=True)
+    process = BotProcess(telegram, db_url, scoring)
+    await process.start(telegram)
+    yield process
+    await process.stop()
+    scoring.close()
 
 
 def _feedback_count(fake: FakeTelegram) -> int:
@@ -22,7 +45,7 @@ def _feedback_count(fake: FakeTelegram) -> int:
 
 
 async def test_help_is_answered_while_64_answers_are_graded(
-    telegram: FakeTelegram, bot: BotProcess, bank: QuestionBank
+    telegram: FakeTelegram, serving_bot: BotProcess, bank: QuestionBank
 ) -> None:
     for chat in USERS:
         telegram.send_text(telegram.user(chat), "/interview middle 1")
