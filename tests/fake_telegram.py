@@ -609,14 +609,7 @@ class FakeTelegram:
         chat = self._chat(params.get("chat_id"))
         visible = self._check_text(params)
         self._check_markup(params)
-        message: dict[str, Any] = {
-            "message_id": next(self._message_ids),
-            "date": int(time.time()),
-            "chat": {"id": chat.id, "type": chat.type},
-            "from": self._bot_user(),
-            "text": visible,
-            "html": params.get("text"),
-        }
+        message = self._bot_message(chat, text=visible, html=params.get("text"))
         if params.get("reply_markup"):
             message["reply_markup"] = params["reply_markup"]
         reply = (params.get("reply_parameters") or {}).get("message_id")
@@ -642,22 +635,29 @@ class FakeTelegram:
         caption = self._check_text(params, "caption") if params.get("caption") else ""
         if utf16_len(caption) > 1024:
             raise _ApiError(400, "Bad Request: message caption is too long")
-        message: dict[str, Any] = {
-            "message_id": next(self._message_ids),
-            "date": int(time.time()),
-            "chat": {"id": chat.id, "type": chat.type},
-            "from": self._bot_user(),
-            "caption": caption,
-            "text": caption,  # what bot_messages() readers look at
-            "document": {
+        message = self._bot_message(
+            chat,
+            caption=caption,
+            text=caption,  # what bot_messages() readers look at
+            document={
                 "file_id": f"doc{len(self.messages)}",
                 "file_unique_id": f"u{len(self.messages)}",
                 "file_name": upload.filename,
                 "file_size": len(content),
             },
-        }
+        )
         self.messages[(chat.id, message["message_id"])] = message
         return {k: v for k, v in message.items() if k != "text"}
+
+    def _bot_message(self, chat: Chat, **content: Any) -> dict[str, Any]:
+        """A message the bot sends: a new id, now, the chat and the bot as sender."""
+        return {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat.id, "type": chat.type},
+            "from": self._bot_user(),
+            **content,
+        }
 
     async def _m_editmessagetext(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))

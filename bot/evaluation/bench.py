@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +19,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.evaluation.datasets import load_bank_eval
-from bot.scoring.service import ScoringService, grader_options
+from bot.scoring.service import ScoringService, grader_options, peak_rss_mib
 
 Job = tuple[Question, str, str]
 
@@ -103,11 +101,6 @@ def _percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def _peak_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
-
-
 async def _bench(
     settings: Settings, bank: QuestionBank, answers: int, concurrency: tuple[int, ...]
 ) -> dict[str, object]:
@@ -168,14 +161,14 @@ async def _bench(
         )
         extra = ""
         model_rss = await batched.peak_rss_mib()
-        figures["peak_rss_mib"] = max(model_rss, _peak_mib())
+        figures["peak_rss_mib"] = max(model_rss, peak_rss_mib())
         if device.startswith("cuda"):
             figures["gpu_peak_mib"] = await batched.gpu_peak_mib()
             extra = f", GPU peak {figures['gpu_peak_mib']:.0f} MiB"
         where = (
-            f"grading process {model_rss:.0f} MiB, bot process {_peak_mib():.0f} MiB"
+            f"grading process {model_rss:.0f} MiB, bot process {peak_rss_mib():.0f} MiB"
             if settings.grader_worker == "process"
-            else f"{_peak_mib():.0f} MiB"
+            else f"{peak_rss_mib():.0f} MiB"
         )
         print(f"peak memory resident: {where}{extra}")
         batched.close()

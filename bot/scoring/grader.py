@@ -133,12 +133,8 @@ def verdict_for(score: float) -> str:
 
 
 def _question_texts(question: Question) -> list[str]:
-    texts = [question.question.ru, question.question.en, question.answer.ru, question.answer.en]
-    for point in question.key_points:
-        texts += [point.ru, point.en, *point.terms]
-    for pitfall in question.pitfalls:
-        texts += [pitfall.claim.ru, pitfall.claim.en, pitfall.correction.ru, pitfall.correction.en]
-    return texts
+    """Every text of a question, for its vocabulary: what is encoded, plus the identifiers."""
+    return _reference_texts(question) + [t for k in question.key_points for t in k.terms]
 
 
 def _reference_texts(question: Question) -> list[str]:

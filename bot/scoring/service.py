@@ -51,6 +51,14 @@ class _Entry:
     future: asyncio.Future[GradeResult]
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
+
+
 def set_cpu_threads(threads: int | None) -> None:
     """torch's intra-op threads: `threads`; 0: one fewer than the cores (at least 1), for a bot
     whose event loop and database share the machine (with every core in the model's parallel
@@ -269,9 +277,7 @@ class ScoringService:
         await self._run("_warm_up", warm)
 
     def _peak_rss_mib(self) -> float:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        return peak_rss_mib()
 
     async def peak_rss_mib(self) -> float:
         """The peak resident memory of the process the model runs in."""
