@@ -68,8 +68,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "No answers yet, so there is nothing to export. Start with /interview.",
     },
     "export_caption": {
-        "ru": "Ваши ответы: {count:ответ|ответа|ответов} (дата UTC, вопрос, уровень, оценка, вердикт, текст).",
-        "en": "Your answers: {count:answer|answers} (UTC date, question, level, score, verdict, text).",
+        "ru": "Ваши ответы: {count:ответ|ответа|ответов} (дата UTC, где: личный чат или группа, вопрос, уровень, оценка, вердикт, текст).",
+        "en": "Your answers: {count:answer|answers} (UTC date, where: private chat or group, question, level, score, verdict, text).",
     },
     "settings": {
         "ru": "Настройки. Уровень: {level}. Язык: русский.",
