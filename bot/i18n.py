@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import string
 
+from bot.i18n_progress import PROGRESS_TEXTS
+from bot.i18n_report import REPORT_TEXTS
+from bot.i18n_review import REVIEW_TEXTS
+
 LANGS = ("ru", "en")
 
 TEXTS: dict[str, dict[str, str]] = {
@@ -464,6 +468,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "topic.ecosystem": {"ru": "экосистема PyTorch", "en": "the PyTorch ecosystem"},
     "topic.inference": {"ru": "инференс", "en": "inference"},
 }
+
+# The learning loop's texts live beside this file, one module per feature.
+TEXTS.update(PROGRESS_TEXTS)
+TEXTS.update(REPORT_TEXTS)
+TEXTS.update(REVIEW_TEXTS)
 
 COMMANDS = (
     "start",
