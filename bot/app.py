@@ -17,6 +17,7 @@ from aiogram.enums import ParseMode
 from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeDefault
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.clock import Clock, utcnow
 from bot.config import Settings, require_token
 from bot.content.loader import load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
@@ -52,7 +53,9 @@ class Services:
         await self.engine.dispose()
 
 
-async def build_services(settings: Settings, scoring: ScoringService | None = None) -> Services:
+async def build_services(
+    settings: Settings, scoring: ScoringService | None = None, clock: Clock = utcnow
+) -> Services:
     """Bank, migrations, database and model: everything but Telegram."""
     bank = load_bank(settings.content_dir)
     await upgrade_async(settings.database_url)
@@ -61,7 +64,7 @@ async def build_services(settings: Settings, scoring: ScoringService | None = No
     if scoring is None:
         scoring = ScoringService.from_settings(settings, bank, serving=True)
         await scoring.start(warm=True)
-    interviews = InterviewService(create_session_factory(engine), bank, scoring)
+    interviews = InterviewService(create_session_factory(engine), bank, scoring, clock=clock)
     return Services(engine, scoring, interviews, owns_scoring)
 
 
@@ -126,7 +129,7 @@ async def run_polling(
     """Run until stopped. Tests pass their own `scoring` to share one loaded model, and a
     `clock` (aware UTC datetimes) to move the daily schedule without waiting."""
     bot = build_bot(settings)  # validates the token before the slow start-up
-    services = await build_services(settings, scoring)
+    services = await build_services(settings, scoring, clock or utcnow)
     delivery = Delivery(bot, services.interviews)
     dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
     rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings)

@@ -20,6 +20,7 @@ from bot.storage.models import (
     DailySubscription,
     Interview,
     ReceivedUpdate,
+    ReviewCard,
     Round,
     RoundAnswer,
     RoundFeedbackOptIn,
@@ -37,6 +38,7 @@ async def forget_user(
         for model in (Answer, AskedQuestion, Interview, DailyDelivery, DailySubscription):
             await session.execute(delete(model).where(model.user_id == user_id))
         await session.execute(delete(RoundAnswer).where(RoundAnswer.user_id == user_id))
+        await session.execute(delete(ReviewCard).where(ReviewCard.user_id == user_id))
         await session.execute(
             delete(RoundFeedbackOptIn).where(RoundFeedbackOptIn.user_id == user_id)
         )

@@ -6,13 +6,14 @@ State lives in the database only: any process can pick up where another stopped.
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
@@ -20,9 +21,11 @@ from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import stored_fields
-from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
+from bot.services.interview_summary import build_summary
+from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
 from bot.services.question_choice import choose_questions
-from bot.storage.models import Answer, AskedQuestion, Interview, User, utcnow
+from bot.services.reviews import due_questions, next_due, record_review
+from bot.storage.models import Answer, AskedQuestion, Interview, User
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 
@@ -56,6 +59,14 @@ class StartResult:
     count: int
     replaced: bool
     replayed: bool = False  # the same /interview message handled again after a restart
+    review: bool = False  # /review: the questions due for spaced repetition
+
+
+@dataclass(frozen=True)
+class ReviewNotDue:
+    """/review with nothing due: when the next review falls due (None: no reviews yet)."""
+
+    next_due: datetime | None
 
 
 def language_from_code(code: str | None) -> str:
@@ -69,11 +80,13 @@ class InterviewService:
         bank: QuestionBank,
         scoring: ScoringService,
         rng: random.Random | None = None,
+        clock: Clock = utcnow,
     ):
         self.sessions = sessions
         self.bank = bank
         self.scoring = scoring
         self.rng = rng or random.Random()
+        self.clock = clock  # tests move it to bring spaced-repetition reviews due
 
     # --- users -------------------------------------------------------------------------------
 
@@ -131,25 +144,68 @@ class InterviewService:
             old = await repo.interviews.active_for(user_id)
             if old is not None:
                 await repo.asked.close_open(old.id, AskStatus.closed)
-                old.status, old.finished_at, replaced = InterviewStatus.stopped, utcnow(), True
+                old.status, old.finished_at, replaced = InterviewStatus.stopped, self.clock(), True
+            candidates = self.bank.by_level(chosen_level)
             answered = await repo.answers.answered_question_ids(user_id)
-            questions = choose_questions(
-                self.bank.by_level(chosen_level), answered, wanted, self.rng
+            due = await due_questions(
+                session, user_id, self.clock(), among=[q.id for q in candidates]
             )
+            questions = choose_questions(candidates, answered, wanted, self.rng, due)
             if not questions:
                 return None
-            interview = Interview(
-                user_id=user_id,
-                chat_id=chat_id,
-                level=chosen_level,
-                question_ids=[q.id for q in questions],
-                position=0,
-                started_by=message_id,
+            interview = await self._create(
+                session, user_id, chat_id, chosen_level, [q.id for q in questions], message_id
             )
-            session.add(interview)
-            await session.flush()
-            self._ask(session, interview)
             return StartResult(interview.id, chosen_level, len(questions), replaced)
+
+    async def start_review(
+        self, user_id: int, chat_id: int, count: int | None = None, message_id: int | None = None
+    ) -> StartResult | ReviewNotDue:
+        """An interview of the questions whose review is due, most overdue first, any level."""
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            if message_id is not None:
+                same = await repo.interviews.started_by(user_id, message_id)
+                if same is not None:
+                    return StartResult(
+                        same.id, same.level, len(same.question_ids), False, replayed=True
+                    )
+            now = self.clock()
+            due = [q for q in await due_questions(session, user_id, now) if self.bank.get(q)]
+            if not due:
+                return ReviewNotDue(await next_due(session, user_id, now))
+            user = await repo.users.get(user_id)
+            replaced = False
+            old = await repo.interviews.active_for(user_id)
+            if old is not None:
+                await repo.asked.close_open(old.id, AskStatus.closed)
+                old.status, old.finished_at, replaced = InterviewStatus.stopped, now, True
+            chosen = due[: max(1, min(count or MAX_COUNT, MAX_COUNT))]
+            level = user.level if user else Level.junior.value
+            interview = await self._create(session, user_id, chat_id, level, chosen, message_id)
+            return StartResult(interview.id, level, len(chosen), replaced, review=True)
+
+    async def _create(
+        self,
+        session: AsyncSession,
+        user_id: int,
+        chat_id: int,
+        level: str,
+        question_ids: list[str],
+        message_id: int | None,
+    ) -> Interview:
+        interview = Interview(
+            user_id=user_id,
+            chat_id=chat_id,
+            level=level,
+            question_ids=question_ids,
+            position=0,
+            started_by=message_id,
+        )
+        session.add(interview)
+        await session.flush()
+        self._ask(session, interview)
+        return interview
 
     def _ask(self, session: AsyncSession, interview: Interview) -> None:
         session.add(
@@ -172,7 +228,7 @@ class InterviewService:
         if interview.position < len(interview.question_ids):
             self._ask(session, interview)
         else:
-            interview.status, interview.finished_at = InterviewStatus.finishing, utcnow()
+            interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
 
     async def stop(self, user_id: int) -> bool:
         async with self.sessions() as session, session.begin():
@@ -181,7 +237,7 @@ class InterviewService:
             if interview is None:
                 return False
             await repo.asked.close_open(interview.id, AskStatus.closed)
-            interview.status, interview.finished_at = InterviewStatus.finishing, utcnow()
+            interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
             return True
 
     async def skip(
@@ -206,6 +262,8 @@ class InterviewService:
             if ask.status != AskStatus.open:
                 return Outcome.already_answered
             ask.status = AskStatus.skipped
+            if self.bank.get(ask.question_id) is not None:
+                await record_review(session, user_id, ask.question_id, None, self.clock())
             await self._advance(session, ask.interview_id)
             return Outcome.skipped
 
@@ -285,7 +343,11 @@ class InterviewService:
                 return
             for key, value in result_fields.items():
                 setattr(answer, key, value)
-            answer.status, answer.graded_at = AnswerStatus.graded, utcnow()
+            answer.status, answer.graded_at = AnswerStatus.graded, self.clock()
+            if question is not None:
+                await record_review(
+                    session, answer.user_id, answer.question_id, answer.score, answer.graded_at
+                )
             ask = await session.get(AskedQuestion, answer.asked_id)
             if ask is not None:
                 ask.status = AskStatus.answered
@@ -340,35 +402,8 @@ class InterviewService:
                     total = len(interview.question_ids) if interview else None
                 items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
             for interview in await repo.interviews.finishing(user_id):
-                items.append(await self._summary(repo, interview))
+                items.append(await build_summary(session, self.bank, interview, self.clock()))
         return items
-
-    async def _summary(self, repo: Repo, interview: Interview) -> SummaryItem:
-        asks = await repo.asked.for_interview(interview.id)
-        answers = await repo.answers.for_asks([a.id for a in asks])
-        scores: list[tuple[str, float | None]] = []
-        by_topic: dict[str, list[float]] = defaultdict(list)
-        for ask in asks:
-            answer = answers.get(ask.id)
-            score = answer.score if answer is not None and answer.score is not None else None
-            scores.append((ask.question_id, score))
-            question = self.bank.get(ask.question_id)
-            if question is not None and ask.status in (AskStatus.answered, AskStatus.skipped):
-                for topic in question.topics:
-                    by_topic[topic].append(score or 0.0)
-        graded = [s for _, s in scores if s is not None]
-        topic_avg = sorted((sum(v) / len(v), t) for t, v in by_topic.items())
-        weakest = [t for avg, t in topic_avg if avg < 7.0][:3]
-        return SummaryItem(
-            interview_id=interview.id,
-            chat_id=interview.chat_id,
-            total=len(interview.question_ids),
-            answered=len(graded),
-            skipped=sum(1 for a in asks if a.status == AskStatus.skipped),
-            average=round(sum(graded) / len(graded), 1) if graded else None,
-            weakest_topics=weakest,
-            scores=scores,
-        )
 
     async def begin_send(self, item: QuestionItem) -> None:
         """Count a send of the question message before it goes out (see send_attempts)."""

@@ -45,6 +45,7 @@ class SummaryItem:
     average: float | None
     weakest_topics: list[str] = field(default_factory=list)
     scores: list[tuple[str, float | None]] = field(default_factory=list)
+    reviews_due_soon: int = 0  # spaced-repetition reviews due within a day
 
 
 OutboxItem = QuestionItem | FeedbackItem | SummaryItem

@@ -306,3 +306,27 @@ class ReceivedUpdate(Base):
     payload: Mapped[str] = mapped_column(Text)  # the update as Telegram sent it (JSON)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     handled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+
+
+# --- spaced repetition (issue 13) -------------------------------------------------------------
+
+
+class ReviewCard(Base):
+    """FSRS state of one question for one person: every graded answer (private or in a group
+    round) and every skip is a review of it. No foreign key on `user_id`: group participants
+    need no profile, like round_answers; /forget deletes these rows itself."""
+
+    __tablename__ = "review_cards"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    question_id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    state: Mapped[int] = mapped_column(Integer)  # fsrs.State: 1 learning, 2 review, 3 relearning
+    step: Mapped[int | None] = mapped_column(Integer)  # learning step; None in review state
+    stability: Mapped[float | None] = mapped_column(Float)
+    difficulty: Mapped[float | None] = mapped_column(Float)
+    due: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_review: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    reviews: Mapped[int] = mapped_column(Integer, default=0)
+    lapses: Mapped[int] = mapped_column(Integer, default=0)  # reviews rated Again
+
+    __table_args__ = (Index("ix_review_cards_user_due", "user_id", "due"),)

@@ -189,6 +189,20 @@ async def test_unseen_then_poorly_answered_first(sessions, bank, scoring) -> Non
     assert sorted(order) == sorted(q.id for q in seniors)
 
 
+async def test_a_due_review_comes_before_unseen_questions(sessions, bank, scoring) -> None:
+    clock = Clock(START)
+    service = make(sessions, bank, clock)
+    interviews = InterviewService(sessions, bank, scoring, random.Random(1), clock=clock)
+    await interviews.ensure_user(1, "en")
+    missed = bank.by_level("junior")[3]
+    async with sessions() as session, session.begin():
+        session.add(AskedQuestion(user_id=1, chat_id=1, question_id=missed.id, message_id=100))
+    await interviews.submit(1, 1, "I don't know", reply_to=100)  # due again in a minute
+    await service.subscribe(1, 1, time(12, 30), "UTC")
+    clock.advance(minutes=30)
+    assert [job.question.id for job in await deliver(service)] == [missed.id]
+
+
 async def test_reply_to_old_daily_question_during_an_interview(sessions, bank, scoring) -> None:
     clock = Clock(START)
     service = make(sessions, bank, clock)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import random
 
+from sqlalchemy import select
+
 from bot.content.loader import QuestionBank
 from bot.services.quiz import EXPLANATION_LIMIT, build_options, explanation, option_text
 from bot.services.rounds import LATE_GRACE, AnswerOutcome, StartOutcome
 from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem
+from bot.storage.models import ReviewCard
 
 # The rounds tests' fake clock, stub grader and service fixtures.
 from tests.unit.test_rounds import GROUP, clock, service, stub  # noqa: F401
@@ -53,6 +56,8 @@ async def test_quiz_round_scores_votes(service, clock, stub) -> None:  # noqa: F
     assert [(line.name, line.score) for line in results.lines] == [("Ann", 10.0), ("Bob", 0.0)]
     assert results.correct_option == item.question.id
     assert stub.graded == []  # votes need no model
+    async with service.sessions() as session:  # a vote is recognition, not a recall: no review
+        assert (await session.scalars(select(ReviewCard))).all() == []
     await service.mark_sent(results, 101)
     second = (await service.outbox(GROUP))[0]
     await service.mark_sent(second, 102, poll_id="p2")

@@ -32,7 +32,7 @@ from bot.services.rounds.items import (
     RoundQuestionItem,
 )
 from bot.storage.engine import create_engine, create_session_factory
-from bot.storage.models import Round, RoundAnswer, RoundQuestion
+from bot.storage.models import ReviewCard, Round, RoundAnswer, RoundQuestion
 
 GROUP, OTHER = -1001, -1002
 
@@ -178,6 +178,13 @@ async def test_two_question_round_ranks_and_leaderboard(
     assert await service.outbox(GROUP) == []
     assert await service.active_round(GROUP) is None
     assert len(stub.graded) == 6  # every final answer graded exactly once
+    # Each participant's graded answer is a spaced-repetition review of that question for them.
+    async with service.sessions() as session:
+        cards = (await session.scalars(select(ReviewCard))).all()
+    by_user = {(c.user_id, c.question_id): c for c in cards}
+    assert len(cards) == 6 and all(c.reviews == 1 for c in cards)
+    ann_first, ann_second = by_user[11, first.question.id], by_user[11, second.question.id]
+    assert ann_second.due < ann_first.due  # "I don't know" comes back before a 9/10 answer
 
 
 async def test_bad_answers_and_one_round_per_group(service: RoundService, clock: Clock) -> None:

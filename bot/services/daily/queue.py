@@ -26,6 +26,7 @@ from bot.clock import aware
 from bot.content.schema import Question
 from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
 from bot.services.daily.choice import choose_daily_question
+from bot.services.reviews import due_for_users
 from bot.services.schedule import local_date, next_due, parse_time
 from bot.storage.models import Answer, AskedQuestion, DailyDelivery, DailySubscription, User
 from bot.storage.statuses import AskStatus, DeliveryStatus
@@ -236,18 +237,20 @@ class DeliveryQueueMixin(DailyBase):
         ):
             if asked_id is not None:  # filtered above; the column is nullable
                 counts[uid][asked_id] = int(n)
+        due = await due_for_users(session, user_ids, self.now())
         jobs: list[DailyJob] = []
         for row in rows:
             user, sub = users.get(row.user_id), subs.get(row.user_id)
             level = (sub.level if sub else None) or (user.level if user else "junior")
             question = choose_daily_question(
                 self.bank.by_level(level), counts[row.user_id], seen[row.user_id],
-                best[row.user_id], self.rng,
+                best[row.user_id], self.rng, due[row.user_id],
             )  # fmt: skip
             if question is None:
                 row.status, row.reason = DeliveryStatus.failed, f"no questions for level {level}"
                 continue
             row.question_id = question.id
+            due[row.user_id].pop(question.id, None)  # two days in one batch: not twice
             counts[row.user_id][question.id] = counts[row.user_id].get(question.id, 0) + 1
             jobs.append(
                 DailyJob(

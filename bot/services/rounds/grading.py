@@ -10,6 +10,7 @@ from sqlalchemy import select, update
 
 from bot.priority import bulk_work
 from bot.services.grades import stored_fields
+from bot.services.reviews import record_review
 from bot.services.rounds.base import RoundsBase
 from bot.storage.models import RoundAnswer, RoundQuestion
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
@@ -82,7 +83,7 @@ class GradingMixin(RoundsBase):
             if answer is None or rq is None or answer.status != RoundAnswerStatus.pending:
                 return
             question = self.bank.get(rq.question_id)
-            text, language = answer.text, answer.language
+            text, language, user_id = answer.text, answer.language, answer.user_id
         fields: dict[str, object]
         if question is None:  # the question left the bank: close the answer ungraded
             fields = {"score": 0.0, "verdict": "retired", "covered": [], "pitfalls": []}
@@ -91,12 +92,17 @@ class GradingMixin(RoundsBase):
             fields = stored_fields(result, ROUND_ANSWER_FIELDS)
         async with self.sessions() as session, session.begin():
             # Only the text that was graded: an answer replaced meanwhile stays pending.
-            await session.execute(
+            now = self.clock()
+            updated = await session.execute(
                 update(RoundAnswer)
                 .where(
                     RoundAnswer.id == answer_id,
                     RoundAnswer.status == RoundAnswerStatus.pending,
                     RoundAnswer.text == text,
                 )
-                .values(status=RoundAnswerStatus.graded, graded_at=self.clock(), **fields)
+                .values(status=RoundAnswerStatus.graded, graded_at=now, **fields)
             )
+            # A participant's answer is a review of the question for them (a quiz vote is not:
+            # picking among four options is recognition, not recall).
+            if updated.rowcount and question is not None:  # type: ignore[attr-defined]
+                await record_review(session, user_id, question.id, result.score, now)

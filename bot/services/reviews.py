@@ -1,0 +1,119 @@
+"""Spaced repetition with FSRS v6 (the `fsrs` package): when each question comes back.
+
+Every graded answer, private or in a group round, is a review of that question for that person,
+and a skipped question is a failed one. The card state lives in `review_cards`; these functions
+run inside the caller's transaction, so a review is stored together with the grade it comes
+from and is never counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from fsrs import Card, Rating, Scheduler, State
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.clock import aware
+from bot.storage.models import ReviewCard
+
+# FSRS's defaults: 90% target recall and its short-term learning steps (1 and 10 minutes), so a
+# question failed now comes back within the same sitting. No fuzzing: with a 55-question bank
+# there are no review pile-ups to spread, and a fixed schedule is easier to explain and test.
+SCHEDULER = Scheduler(enable_fuzzing=False)
+
+
+def rating_for(score: float | None) -> Rating:
+    """The grade as an FSRS rating, band for band with the verdict the user sees: weak or no
+    answer (< 4) is Again (not recalled), partial (< 7) Hard (recalled with gaps), good (< 8.5)
+    Good, excellent Easy. None (skipped, or the question left the bank) is Again."""
+    if score is None or score < 4.0:
+        return Rating.Again
+    if score < 7.0:
+        return Rating.Hard
+    if score < 8.5:
+        return Rating.Good
+    return Rating.Easy
+
+
+def _card(row: ReviewCard) -> Card:
+    return Card(
+        card_id=0,  # unused: the row's key identifies it
+        state=State(row.state),
+        step=row.step,
+        stability=row.stability,
+        difficulty=row.difficulty,
+        due=aware(row.due),
+        last_review=aware(row.last_review),
+    )
+
+
+async def record_review(
+    session: AsyncSession, user_id: int, question_id: str, score: float | None, when: datetime
+) -> ReviewCard:
+    """One review of `question_id` by `user_id` at `when` (aware UTC); score None: skipped."""
+    row = await session.get(ReviewCard, (user_id, question_id))
+    rating = rating_for(score)
+    card = Card(card_id=0, due=when) if row is None else _card(row)
+    card, _ = SCHEDULER.review_card(card, rating, review_datetime=when)
+    if row is None:
+        row = ReviewCard(user_id=user_id, question_id=question_id, reviews=0, lapses=0)
+        session.add(row)
+    row.state, row.step = int(card.state), card.step
+    row.stability, row.difficulty = card.stability, card.difficulty
+    row.due, row.last_review = card.due, card.last_review
+    row.reviews = (row.reviews or 0) + 1
+    row.lapses = (row.lapses or 0) + (1 if rating == Rating.Again else 0)
+    return row
+
+
+async def due_questions(
+    session: AsyncSession, user_id: int, now: datetime, among: Sequence[str] | None = None
+) -> dict[str, datetime]:
+    """Question id -> due time of the user's reviews due at `now`, most overdue first;
+    `among`: only these questions (an interview's level)."""
+    stmt = select(ReviewCard.question_id, ReviewCard.due).where(
+        ReviewCard.user_id == user_id, ReviewCard.due <= now
+    )
+    if among is not None:
+        stmt = stmt.where(ReviewCard.question_id.in_(among))
+    rows = await session.execute(stmt.order_by(ReviewCard.due, ReviewCard.question_id))
+    return {qid: aware(due) for qid, due in rows.all()}
+
+
+async def due_for_users(
+    session: AsyncSession, user_ids: Sequence[int], now: datetime
+) -> dict[int, dict[str, datetime]]:
+    """due_questions for several users in one query (the daily queue prepares a batch)."""
+    found: dict[int, dict[str, datetime]] = {uid: {} for uid in user_ids}
+    if not user_ids:
+        return found
+    rows = await session.execute(
+        select(ReviewCard.user_id, ReviewCard.question_id, ReviewCard.due)
+        .where(ReviewCard.user_id.in_(user_ids), ReviewCard.due <= now)
+        .order_by(ReviewCard.due, ReviewCard.question_id)
+    )
+    for uid, qid, due in rows.all():
+        found[uid][qid] = aware(due)
+    return found
+
+
+async def next_due(session: AsyncSession, user_id: int, after: datetime) -> datetime | None:
+    """When the user's next review falls due after `after`; None: no reviews at all."""
+    found = await session.scalar(
+        select(func.min(ReviewCard.due)).where(
+            ReviewCard.user_id == user_id, ReviewCard.due > after
+        )
+    )
+    return aware(found) if found is not None else None
+
+
+async def due_within(session: AsyncSession, user_id: int, now: datetime, span: timedelta) -> int:
+    """How many of the user's reviews are due by `now + span` (those due already included)."""
+    count = await session.scalar(
+        select(func.count())
+        .select_from(ReviewCard)
+        .where(ReviewCard.user_id == user_id, ReviewCard.due <= now + span)
+    )
+    return int(count or 0)
