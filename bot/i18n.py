@@ -37,22 +37,30 @@ TEXTS: dict[str, dict[str, str]] = {
             "/skip — пропустить вопрос\n"
             "/stop — закончить собеседование\n"
             "/daily ЧЧ:ММ [часовой пояс] — вопрос каждый день; /daily — настройки\n"
+            "/review [N] — повторить вопросы, срок которых подошёл\n"
+            "/progress — график ваших оценок и итоги по темам\n"
+            "/report — готовность по темам и что тренировать дальше\n"
             "/settings — уровень и язык\n"
             "/export — все ваши ответы файлом CSV\n"
             "/forget — удалить все ваши данные\n"
             "/help — эта справка\n\n"
-            "Отвечайте обычным сообщением или ответом (reply) на сообщение с вопросом."
+            "Отвечайте обычным сообщением или ответом (reply) на сообщение с вопросом. Вопросы, "
+            "на которые вы ответили слабо или которые пропустили, вернутся раньше остальных."
         ),
         "en": (
             "/interview [junior|middle|senior] [N] — an interview of N questions (default 5)\n"
             "/skip — skip the question\n"
             "/stop — end the interview\n"
             "/daily HH:MM [timezone] — a question every day; /daily — its settings\n"
+            "/review [N] — review the questions that are due\n"
+            "/progress — a chart of your scores and totals by topic\n"
+            "/report — readiness by topic and what to practise next\n"
             "/settings — level and language\n"
             "/export — all your answers as a CSV file\n"
             "/forget — delete all your data\n"
             "/help — this help\n\n"
-            "Answer with a plain message or a reply to the question message."
+            "Answer with a plain message or a reply to the question message. Questions you "
+            "answered poorly or skipped come back sooner than the others."
         ),
     },
     "forget_confirm": {
@@ -480,6 +488,9 @@ COMMANDS = (
     "skip",
     "stop",
     "daily",
+    "review",
+    "progress",
+    "report",
     "settings",
     "export",
     "forget",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import io
 import itertools
 import json
 import os
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from PIL import Image
 
 ALLOWED_TAGS = {
     "b",
@@ -618,36 +620,70 @@ class FakeTelegram:
         self.messages[(chat.id, message["message_id"])] = message
         return {k: v for k, v in message.items() if k not in ("html", "reply_to_message_id")}
 
-    async def _m_senddocument(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A document uploaded as multipart form data; its bytes are kept in the request's
-        params (`sent(chat, "sendDocument")[i]["document"]["content"]`) and in the message."""
-        chat = self._chat(params.get("chat_id"))
-        upload = params.get("document")
+    def _upload(self, params: dict[str, Any], field: str) -> tuple[str, bytes]:
+        """A file uploaded as multipart form data: (file name, bytes). Its bytes are kept in
+        the request's params (`sent(chat, method)[i][field]["content"]`)."""
+        upload = params.get(field)
         if isinstance(upload, str) and upload.startswith("attach://"):
             # Files travel as parts of their own, named by an attach:// reference.
             upload = params.get(upload.removeprefix("attach://"))
         if isinstance(upload, str) or upload is None:
-            raise _ApiError(400, "Bad Request: there is no document in the request")
+            raise _ApiError(400, f"Bad Request: there is no {field} in the request")
         content = upload.file.read()
         if not content:
             raise _ApiError(400, "Bad Request: file must be non-empty")
-        params["document"] = {"file_name": upload.filename, "content": content}
+        params[field] = {"file_name": upload.filename, "content": content}
+        return upload.filename, content
+
+    def _caption(self, params: dict[str, Any]) -> str:
         caption = self._check_text(params, "caption") if params.get("caption") else ""
         if utf16_len(caption) > 1024:
             raise _ApiError(400, "Bad Request: message caption is too long")
+        return caption
+
+    def _media_message(
+        self, chat: Any, params: dict[str, Any], caption: str, **media: Any
+    ) -> dict[str, Any]:
+        self._check_markup(params)
+        # text and html: what bot_messages() readers look at
         message = self._bot_message(
-            chat,
-            caption=caption,
-            text=caption,  # what bot_messages() readers look at
-            document={
-                "file_id": f"doc{len(self.messages)}",
-                "file_unique_id": f"u{len(self.messages)}",
-                "file_name": upload.filename,
-                "file_size": len(content),
-            },
+            chat, caption=caption, text=caption, html=params.get("caption") or "", **media
         )
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
         self.messages[(chat.id, message["message_id"])] = message
-        return {k: v for k, v in message.items() if k != "text"}
+        return {k: v for k, v in message.items() if k not in ("text", "html")}
+
+    async def _m_senddocument(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        name, content = self._upload(params, "document")
+        document = {
+            "file_id": f"doc{len(self.messages)}",
+            "file_unique_id": f"u{len(self.messages)}",
+            "file_name": name,
+            "file_size": len(content),
+        }
+        return self._media_message(chat, params, self._caption(params), document=document)
+
+    async def _m_sendphoto(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Like Telegram, only an image it can decode is accepted (PIL reads the bytes)."""
+        chat = self._chat(params.get("chat_id"))
+        _, content = self._upload(params, "photo")
+        try:
+            with Image.open(io.BytesIO(content)) as image:
+                width, height = image.size
+        except (OSError, ValueError):
+            raise _ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED") from None
+        photo = [
+            {
+                "file_id": f"photo{len(self.messages)}",
+                "file_unique_id": f"p{len(self.messages)}",
+                "width": width,
+                "height": height,
+                "file_size": len(content),
+            }
+        ]
+        return self._media_message(chat, params, self._caption(params), photo=photo)
 
     def _bot_message(self, chat: Chat, **content: Any) -> dict[str, Any]:
         """A message the bot sends: a new id, now, the chat and the bot as sender."""

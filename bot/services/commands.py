@@ -22,3 +22,13 @@ def parse_interview_args(args: str | None) -> tuple[str | None, int | None]:
         else:
             raise UsageError(token)
     return level, count
+
+
+def parse_review_args(args: str | None) -> int | None:
+    """`/review [N]`: how many due questions at most; raises UsageError otherwise."""
+    tokens = (args or "").split()
+    if not tokens:
+        return None
+    if len(tokens) == 1 and tokens[0].isdigit() and 1 <= int(tokens[0]) <= MAX_COUNT:
+        return int(tokens[0])
+    raise UsageError(tokens[0])

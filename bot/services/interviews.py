@@ -6,7 +6,7 @@ State lives in the database only: any process can pick up where another stopped.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -24,6 +24,7 @@ from bot.services.grades import stored_fields
 from bot.services.interview_summary import build_summary
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
 from bot.services.question_choice import choose_questions
+from bot.services.readiness import load_readiness
 from bot.services.reviews import due_questions, next_due, record_review
 from bot.storage.models import Answer, AskedQuestion, Interview, User
 from bot.storage.repository import Repo
@@ -402,7 +403,11 @@ class InterviewService:
                     total = len(interview.question_ids) if interview else None
                 items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
             for interview in await repo.interviews.finishing(user_id):
-                items.append(await build_summary(session, self.bank, interview, self.clock()))
+                summary = await build_summary(session, self.bank, interview, self.clock())
+                user = await repo.users.get(user_id)
+                level = user.level if user else interview.level
+                report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
+                items.append(replace(summary, readiness=report))
         return items
 
     async def begin_send(self, item: QuestionItem) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.content.schema import Question
+from bot.services.readiness import ReadinessReport
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class SummaryItem:
     weakest_topics: list[str] = field(default_factory=list)
     scores: list[tuple[str, float | None]] = field(default_factory=list)
     reviews_due_soon: int = 0  # spaced-repetition reviews due within a day
+    readiness: ReadinessReport | None = None  # where the user stands after it (/report)
 
 
 OutboxItem = QuestionItem | FeedbackItem | SummaryItem

@@ -31,6 +31,16 @@ class ForgetCallback(CallbackData, prefix="forget"):
     confirm: bool  # True: delete everything; False: keep it
 
 
+class LearningAction(StrEnum):
+    interview = "int"  # start an interview at the user's level
+    progress = "prog"  # send /progress
+    report = "rep"  # send /report
+
+
+class LearningCallback(CallbackData, prefix="learn"):
+    action: LearningAction
+
+
 class SkipCallback(CallbackData, prefix="skip"):
     ask: RowId
 

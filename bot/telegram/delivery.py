@@ -14,7 +14,8 @@ from aiogram.types import ReplyParameters
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
-from bot.telegram.keyboards import question_keyboard
+from bot.telegram.callbacks import LearningAction
+from bot.telegram.keyboards import learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,11 @@ class Delivery:
                     )
                 return last.message_id if last else None
             message = await self.bot.send_message(
-                item.chat_id, render_summary(item, lang).as_html()
+                item.chat_id,
+                render_summary(item, lang).as_html(),
+                reply_markup=learning_keyboard(
+                    lang, LearningAction.progress, LearningAction.report
+                ),
             )
             return message.message_id
         except TelegramForbiddenError:

@@ -15,6 +15,8 @@ from bot.telegram.callbacks import (
     DailyCallback,
     ForgetCallback,
     LanguageCallback,
+    LearningAction,
+    LearningCallback,
     LevelCallback,
     SkipCallback,
 )
@@ -85,4 +87,18 @@ def daily_level_keyboard(current: str) -> InlineKeyboardMarkup:
         builder, current, lambda level: DailyCallback(action=DailyAction.set_level, value=level)
     )
     builder.adjust(3)
+    return builder.as_markup()
+
+
+def learning_keyboard(lang: str, *actions: LearningAction) -> InlineKeyboardMarkup:
+    """Buttons that run a learning-loop command: under a summary, or instead of an empty one."""
+    keys = {
+        LearningAction.interview: "btn.interview_new",
+        LearningAction.progress: "btn.progress",
+        LearningAction.report: "btn.report",
+    }
+    builder = InlineKeyboardBuilder()
+    for action in actions:
+        builder.button(text=t(lang, keys[action]), callback_data=LearningCallback(action=action))
+    builder.adjust(len(actions))
     return builder.as_markup()

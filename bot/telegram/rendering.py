@@ -14,19 +14,10 @@ from aiogram.utils.formatting import (
 
 from bot.i18n import TEXTS, t, topic_name
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
+from bot.telegram.report_rendering import render_readiness_line
+from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
 
-TELEGRAM_TEXT_LIMIT = 4096
 QUOTE_LIMIT = 160
-
-
-def visible_length(node: Text) -> int:
-    """Length as Telegram counts it: UTF-16 code units of the text after entity parsing."""
-    return len(node.as_kwargs()["text"].encode("utf-16-le")) // 2
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def render_question(item: QuestionItem, lang: str, hint: bool = True) -> Text:
@@ -60,7 +51,7 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
             line = as_line(
                 line,
                 "\n    ",
-                Italic(f"{t(lang, 'your_words')}: «{_clip(quote, QUOTE_LIMIT)}»"),
+                Italic(f"{t(lang, 'your_words')}: «{clip(quote, QUOTE_LIMIT)}»"),
                 end="",
             )
         covered_lines.append(line)
@@ -80,7 +71,7 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
             line = as_line(
                 line,
                 "\n    ",
-                Italic(f"{t(lang, 'your_words')}: «{_clip(quote, QUOTE_LIMIT)}»"),
+                Italic(f"{t(lang, 'your_words')}: «{clip(quote, QUOTE_LIMIT)}»"),
                 end="",
             )
         fell.append(line)
@@ -96,7 +87,7 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
     if checks:
         lines = []
         for p in checks:
-            quote = _clip(item.evidence[f"check:{p.id}"], QUOTE_LIMIT)
+            quote = clip(item.evidence[f"check:{p.id}"], QUOTE_LIMIT)
             lines.append(
                 as_line(
                     "🔎 ",
@@ -149,6 +140,10 @@ def render_summary(item: SummaryItem, lang: str) -> Text:
             lines.append(t(lang, "summary_weakest", topics=topics))
         else:
             lines.append(t(lang, "summary_strong"))
+    if item.readiness is not None and item.readiness.answered:
+        lines.append(render_readiness_line(item.readiness, lang))
+    if item.reviews_due_soon:
+        lines.append(t(lang, "summary_reviews_due", count=item.reviews_due_soon))
     lines.append(t(lang, "summary_next"))
     return as_list(*lines)
 

@@ -70,6 +70,11 @@ PRIVATE = [
     Case("/daily off", "daily_off", before="/daily 09:30"),
     Case("/daily 25:99 Mars/Base", "daily_bad_time"),
     Case("/daily 09:30 Mars/Base", "daily_bad_tz"),
+    Case("/review", "review.none_yet"),
+    # "not due yet" and "review started" need an answered question: test_learning_loop.py
+    Case("/review lots", "review.usage"),
+    Case("/progress", "progress.empty"),
+    Case("/report", "report.empty"),
     Case("/export", "export_empty"),
     Case(
         "/forget", "forget_confirm"

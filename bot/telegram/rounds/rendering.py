@@ -9,7 +9,8 @@ from aiogram.utils.formatting import Bold, ExpandableBlockQuote, Italic, Text, a
 from bot.content.schema import Question
 from bot.i18n import t
 from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem, Standing
-from bot.telegram.rendering import TELEGRAM_TEXT_LIMIT, _clip, _fmt, visible_length
+from bot.telegram.rendering import _fmt
+from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
 NAME_LIMIT = 40
@@ -38,7 +39,7 @@ def _place(rank: int | None) -> str:
 
 
 def _name(name: str) -> str:
-    return _clip(name, NAME_LIMIT) or "?"
+    return clip(name, NAME_LIMIT) or "?"
 
 
 def render_results(
@@ -64,7 +65,7 @@ def render_results(
         lines.append(f"… +{len(item.lines) - MAX_LINES}")
     parts: list[Text | str] = [header]
     if item.question is not None:
-        parts.append(Italic(_clip(item.question.question.get(lang), 300)))
+        parts.append(Italic(clip(item.question.question.get(lang), 300)))
     parts.append(as_list(*lines) if lines else t(lang, "round_no_answers"))
     question = item.question
     right = bank_question(item.correct_option) if item.correct_option else None
@@ -102,7 +103,7 @@ def render_results(
     room = TELEGRAM_TEXT_LIMIT - visible_length(body) - visible_length(title) - 8
     if room < 80:
         return body
-    answer = _clip(question.answer.get(lang).strip(), room)
+    answer = clip(question.answer.get(lang).strip(), room)
     return as_list(body, as_list(title, ExpandableBlockQuote(answer)), sep="\n\n")
 
 

@@ -1,0 +1,19 @@
+"""Small texts of the learning loop: when a review falls due, as a person reads it."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+from bot.i18n import t
+
+
+def due_in(lang: str, delta: timedelta) -> str:
+    """ "in 8 minutes", "через 3 часа", "in 2 days": rounded up, so never "in 0 minutes"."""
+    minutes = max(1, math.ceil(delta.total_seconds() / 60))
+    if minutes < 90:
+        return t(lang, "when.minutes", n=minutes)
+    hours = math.ceil(minutes / 60)
+    if hours < 36:
+        return t(lang, "when.hours", n=hours)
+    return t(lang, "when.days", n=max(2, round(hours / 24)))

@@ -1,0 +1,149 @@
+"""The learning loop in a private chat: /review (spaced repetition), /progress, /report."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiogram import Bot, F, Router
+from aiogram.enums import ChatType
+from aiogram.filters import Command, CommandObject
+from aiogram.types import BufferedInputFile, CallbackQuery, Message
+from aiogram.utils.formatting import Text
+
+from bot.i18n import t
+from bot.services.commands import UsageError, parse_review_args
+from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, UserView
+from bot.services.progress import load_progress
+from bot.services.progress_chart import render_progress_chart
+from bot.services.readiness import load_readiness
+from bot.telegram.callbacks import LearningAction, LearningCallback
+from bot.telegram.delivery import Delivery
+from bot.telegram.keyboards import learning_keyboard
+from bot.telegram.learning_rendering import due_in
+from bot.telegram.progress_rendering import render_progress_text
+from bot.telegram.report_rendering import render_report
+
+CHART_FILE = "progress.png"
+
+
+async def send_progress(
+    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
+) -> None:
+    today = interviews.clock().date()
+    summary = await load_progress(interviews.sessions, interviews.bank, user.id, lang, today)
+    if summary.is_empty:
+        await bot.send_message(
+            chat_id,
+            Text(t(lang, "progress.empty")).as_html(),
+            reply_markup=learning_keyboard(lang, LearningAction.interview),
+        )
+        return
+    # matplotlib takes tens of milliseconds: drawn in a worker thread, never on the event loop.
+    png = await asyncio.to_thread(render_progress_chart, summary, lang)
+    await bot.send_photo(
+        chat_id,
+        BufferedInputFile(png, filename=CHART_FILE),
+        caption=Text(render_progress_text(summary, lang)).as_html(),
+        reply_markup=learning_keyboard(lang, LearningAction.report),
+    )
+
+
+async def send_report(
+    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
+) -> None:
+    report = await load_readiness(interviews.sessions, interviews.bank, user.id, lang, user.level)
+    markup = None if report.answered else learning_keyboard(lang, LearningAction.interview)
+    await bot.send_message(chat_id, render_report(report, lang).as_html(), reply_markup=markup)
+
+
+async def start_interview(
+    bot: Bot,
+    chat_id: int,
+    interviews: InterviewService,
+    delivery: Delivery,
+    user: UserView,
+    lang: str,
+) -> None:
+    """The "start an interview" button: /interview at the user's level."""
+    started = await interviews.start(user.id, chat_id)
+    if started is None:
+        await bot.send_message(chat_id, Text(t(lang, "no_questions", level=user.level)).as_html())
+        return
+    lines = [t(lang, "interview_started", count=started.count, level=started.level)]
+    if started.replaced:
+        lines.insert(0, t(lang, "interview_replaced"))
+    await bot.send_message(chat_id, Text("\n".join(lines)).as_html())
+    await delivery.flush(user.id, lang)
+
+
+def build_learning_router() -> Router:
+    router = Router(name="learning")
+    router.message.filter(F.chat.type == ChatType.PRIVATE)
+    router.callback_query.filter(F.message.chat.type == ChatType.PRIVATE)
+
+    @router.message(Command("review"))
+    async def review(
+        message: Message,
+        command: CommandObject,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        try:
+            count = parse_review_args(command.args)
+        except UsageError:
+            await message.answer(Text(t(lang, "review.usage", max=MAX_COUNT)).as_html())
+            return
+        started = await interviews.start_review(user.id, message.chat.id, count, message.message_id)
+        if isinstance(started, ReviewNotDue):
+            if started.next_due is None:
+                lines = [t(lang, "review.none_yet")]
+            else:
+                when = due_in(lang, started.next_due - interviews.clock())
+                lines = [t(lang, "review.not_due", when=when)]
+            lines.append(t(lang, "review.offer_new"))
+            await message.answer(
+                Text("\n".join(lines)).as_html(),
+                reply_markup=learning_keyboard(lang, LearningAction.interview),
+            )
+            return
+        if not started.replayed:
+            lines = [t(lang, "review.started", count=started.count)]
+            if started.replaced:
+                lines.insert(0, t(lang, "interview_replaced"))
+            await message.answer(Text("\n".join(lines)).as_html())
+        await delivery.flush(user.id, lang)
+
+    @router.message(Command("progress"))
+    async def progress(
+        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
+    ) -> None:
+        await send_progress(bot, message.chat.id, interviews, user, lang)
+
+    @router.message(Command("report"))
+    async def report(
+        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
+    ) -> None:
+        await send_report(bot, message.chat.id, interviews, user, lang)
+
+    @router.callback_query(LearningCallback.filter())
+    async def button(
+        query: CallbackQuery,
+        callback_data: LearningCallback,
+        bot: Bot,
+        interviews: InterviewService,
+        delivery: Delivery,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        await query.answer()
+        chat_id = query.message.chat.id if query.message else query.from_user.id
+        if callback_data.action is LearningAction.progress:
+            await send_progress(bot, chat_id, interviews, user, lang)
+        elif callback_data.action is LearningAction.report:
+            await send_report(bot, chat_id, interviews, user, lang)
+        else:
+            await start_interview(bot, chat_id, interviews, delivery, user, lang)
+
+    return router
