@@ -1,4 +1,5 @@
-"""CLI: run, practice, warm, grade, eval, train, bench, questions, content, stats, model."""
+"""CLI: run, practice, progress, warm, grade, eval, train, bench, questions, content, stats,
+model."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ def _parser() -> argparse.ArgumentParser:
     practice = sub.add_parser("practice", help="a mock interview in the terminal")
     practice.add_argument("args", nargs="*", help="[junior|middle|senior] [N]")
     practice.add_argument("--lang", choices=("ru", "en"), default="en")
+    practice.add_argument(
+        "--review", action="store_true", help="the questions due for review, most overdue first"
+    )
+    progress = sub.add_parser("progress", help="your progress: totals, and a chart as a PNG file")
+    progress.add_argument("--lang", choices=("ru", "en"), default="en")
+    progress.add_argument(
+        "--out", type=Path, default=Path("data/progress.png"), help="where to write the chart"
+    )
+    progress.add_argument(
+        "--user", type=int, default=0, help="a Telegram user id (default: the terminal's user)"
+    )
     sub.add_parser(
         "warm", help="compute the question bank's vectors once and store them (EMBEDDING_CACHE_DIR)"
     )
@@ -306,8 +318,12 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
     if args.command == "practice":
         from bot.practice import parse_practice_args, practice
 
-        level, count = parse_practice_args(args.args)
-        return asyncio.run(practice(settings, args.lang, level, count))
+        level, count = parse_practice_args(args.args, review=args.review)
+        return asyncio.run(practice(settings, args.lang, level, count, review=args.review))
+    if args.command == "progress":
+        from bot.practice import show_progress
+
+        return asyncio.run(show_progress(settings, args.lang, args.out, args.user))
     return _run_bot(settings, bank)
 
 

@@ -52,4 +52,5 @@ PROGRESS_TEXTS: dict[str, dict[str, str]] = {
         "ru": "Темы: средняя последняя оценка (слабые сверху)",
         "en": "Topics: mean latest score (weakest on top)",
     },
+    "progress.chart_file": {"ru": "График: {path}", "en": "Chart: {path}"},
 }

@@ -5,13 +5,19 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
+from bot.clock import utcnow
 from bot.config import Settings
 from bot.i18n import t
 from bot.scoring.service import ScoringService
-from bot.services.commands import UsageError, parse_interview_args
-from bot.services.interviews import MAX_COUNT, Outcome
+from bot.services.commands import UsageError, parse_interview_args, parse_review_args
+from bot.services.interviews import MAX_COUNT, Outcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
+from bot.services.progress import load_progress
+from bot.services.progress_chart import render_progress_chart
+from bot.telegram.learning_rendering import not_due_text
+from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
 
 PRACTICE_USER = 0  # Telegram ids are positive, so 0 never collides with a real user
@@ -43,8 +49,10 @@ async def practice(
     read: Callable[[], str | None] | None = None,
     write: Callable[[str], None] = print,
     scoring: ScoringService | None = None,
+    review: bool = False,
 ) -> int:
-    """Tests pass `read`/`write` instead of the terminal and their own loaded `scoring`."""
+    """`review`: the questions due for spaced repetition (`practice --review`). Tests pass
+    `read`/`write` instead of the terminal and their own loaded `scoring`."""
     from bot.app import build_services
 
     services = await build_services(settings, scoring)
@@ -52,11 +60,18 @@ async def practice(
     read = read or (lambda: sys.stdin.readline() or None)
     try:
         await service.update_user(PRACTICE_USER, language=lang)
-        started = await service.start(PRACTICE_USER, PRACTICE_USER, level, count)
-        if started is None:
-            write(t(lang, "no_questions", level=level))
-            return 1
-        write(t(lang, "interview_started", count=started.count, level=started.level))
+        if review:
+            due = await service.start_review(PRACTICE_USER, PRACTICE_USER, count)
+            if isinstance(due, ReviewNotDue):
+                write(not_due_text(due, service.clock(), lang))
+                return 0
+            write(t(lang, "review.started", count=due.count))
+        else:
+            started = await service.start(PRACTICE_USER, PRACTICE_USER, level, count)
+            if started is None:
+                write(t(lang, "no_questions", level=level))
+                return 1
+            write(t(lang, "interview_started", count=started.count, level=started.level))
         write("(/skip, /stop; Ctrl-D)")
         while True:
             items = await service.outbox(PRACTICE_USER)
@@ -82,8 +97,42 @@ async def practice(
         await services.close()
 
 
-def parse_practice_args(args: list[str]) -> tuple[str | None, int | None]:
+def parse_practice_args(args: list[str], review: bool = False) -> tuple[str | None, int | None]:
+    """`[junior|middle|senior] [N]`; with --review only `[N]`."""
     try:
+        if review:
+            return None, parse_review_args(" ".join(args))
         return parse_interview_args(" ".join(args))
     except UsageError:
-        raise SystemExit(t("en", "interview_usage", max=MAX_COUNT)) from None
+        key = "review.usage" if review else "interview_usage"
+        raise SystemExit(t("en", key, max=MAX_COUNT)) from None
+
+
+async def show_progress(
+    settings: Settings,
+    lang: str,
+    out: Path,
+    user_id: int = PRACTICE_USER,
+    write: Callable[[str], None] = print,
+) -> int:
+    """`python -m bot progress`: the /progress text, and its chart written to `out`. No model
+    is loaded: only the database and the bank."""
+    from bot.content.loader import load_bank
+    from bot.storage.engine import create_engine, create_session_factory
+    from bot.storage.migrations import upgrade_async
+
+    bank = load_bank(settings.content_dir)
+    await upgrade_async(settings.database_url)
+    engine = create_engine(settings.database_url)
+    try:
+        sessions = create_session_factory(engine)
+        summary = await load_progress(sessions, bank, user_id, lang, utcnow().date())
+    finally:
+        await engine.dispose()
+    write(render_progress_text(summary, lang))
+    if summary.is_empty:
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(await asyncio.to_thread(render_progress_chart, summary, lang))
+    write(t(lang, "progress.chart_file", path=str(out.resolve())))
+    return 0

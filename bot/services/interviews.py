@@ -6,11 +6,10 @@ State lives in the database only: any process can pick up where another stopped.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
@@ -19,12 +18,9 @@ from bot.content.schema import Level
 from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
-from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import stored_fields
-from bot.services.interview_summary import build_summary
-from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
+from bot.services.interview_outbox import InterviewOutbox
 from bot.services.question_choice import choose_questions
-from bot.services.readiness import load_readiness
 from bot.services.reviews import due_questions, next_due, record_review
 from bot.storage.models import Answer, AskedQuestion, Interview, User
 from bot.storage.repository import Repo
@@ -74,7 +70,7 @@ def language_from_code(code: str | None) -> str:
     return "ru" if (code or "").lower().startswith("ru") else "en"
 
 
-class InterviewService:
+class InterviewService(InterviewOutbox):
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
@@ -132,20 +128,12 @@ class InterviewService:
         """Start an interview; `message_id` is the command's, so handling it twice starts one."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
-            if message_id is not None:
-                same = await repo.interviews.started_by(user_id, message_id)
-                if same is not None:
-                    return StartResult(
-                        same.id, same.level, len(same.question_ids), False, replayed=True
-                    )
+            if (same := await self._replayed(repo, user_id, message_id)) is not None:
+                return same
             user = await repo.users.get(user_id)
             chosen_level = Level(level or (user.level if user else "junior")).value
             wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
-            replaced = False
-            old = await repo.interviews.active_for(user_id)
-            if old is not None:
-                await repo.asked.close_open(old.id, AskStatus.closed)
-                old.status, old.finished_at, replaced = InterviewStatus.stopped, self.clock(), True
+            replaced = await self._replace_active(repo, user_id)
             candidates = self.bank.by_level(chosen_level)
             answered = await repo.answers.answered_question_ids(user_id)
             due = await due_questions(
@@ -165,26 +153,38 @@ class InterviewService:
         """An interview of the questions whose review is due, most overdue first, any level."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
-            if message_id is not None:
-                same = await repo.interviews.started_by(user_id, message_id)
-                if same is not None:
-                    return StartResult(
-                        same.id, same.level, len(same.question_ids), False, replayed=True
-                    )
+            if (same := await self._replayed(repo, user_id, message_id)) is not None:
+                return same
             now = self.clock()
             due = [q for q in await due_questions(session, user_id, now) if self.bank.get(q)]
             if not due:
                 return ReviewNotDue(await next_due(session, user_id, now))
             user = await repo.users.get(user_id)
-            replaced = False
-            old = await repo.interviews.active_for(user_id)
-            if old is not None:
-                await repo.asked.close_open(old.id, AskStatus.closed)
-                old.status, old.finished_at, replaced = InterviewStatus.stopped, now, True
+            replaced = await self._replace_active(repo, user_id)
             chosen = due[: max(1, min(count or MAX_COUNT, MAX_COUNT))]
             level = user.level if user else Level.junior.value
             interview = await self._create(session, user_id, chat_id, level, chosen, message_id)
             return StartResult(interview.id, level, len(chosen), replaced, review=True)
+
+    async def _replayed(
+        self, repo: Repo, user_id: int, message_id: int | None
+    ) -> StartResult | None:
+        """The interview this command message started already (handled again after a restart)."""
+        if message_id is None:
+            return None
+        same = await repo.interviews.started_by(user_id, message_id)
+        if same is None:
+            return None
+        return StartResult(same.id, same.level, len(same.question_ids), False, replayed=True)
+
+    async def _replace_active(self, repo: Repo, user_id: int) -> bool:
+        """Stop the user's running interview, if any: a new one replaces it."""
+        old = await repo.interviews.active_for(user_id)
+        if old is None:
+            return False
+        await repo.asked.close_open(old.id, AskStatus.closed)
+        old.status, old.finished_at = InterviewStatus.stopped, self.clock()
+        return True
 
     async def _create(
         self,
@@ -362,75 +362,3 @@ class InterviewService:
             await self.grade_pending(answer_id)
         async with self.sessions() as session:
             return await Repo(session).answers.users_with_pending_work()
-
-    # --- outbox ------------------------------------------------------------------------------
-
-    async def outbox(self, user_id: int) -> list[OutboxItem]:
-        items: list[OutboxItem] = []
-        async with self.sessions() as session:
-            repo = Repo(session)
-            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
-                ask = await repo.asked.get(answer.asked_id)
-                question = self.bank.get(answer.question_id)
-                if ask is None or question is None:
-                    continue
-                items.append(
-                    FeedbackItem(
-                        answer_id=answer.id,
-                        chat_id=ask.chat_id,
-                        reply_to=answer.message_id,
-                        question=question,
-                        score=answer.score or 0.0,
-                        verdict=answer.verdict or "no-answer",
-                        covered=list(answer.covered or []),
-                        missed=list(answer.missed or []),
-                        pitfalls=list(answer.pitfalls or []),
-                        evidence=dict(answer.evidence or {}),
-                        streak=(
-                            await daily_streak_for_ask(session, ask.id)
-                            if ask.interview_id is None
-                            else None
-                        ),
-                    )
-                )
-            for ask in await repo.asked.unsent(user_id):
-                question = self.bank.get(ask.question_id)
-                if question is None:
-                    continue
-                total = None
-                if ask.interview_id is not None:
-                    interview = await repo.interviews.get(ask.interview_id)
-                    total = len(interview.question_ids) if interview else None
-                items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
-            for interview in await repo.interviews.finishing(user_id):
-                summary = await build_summary(session, self.bank, interview, self.clock())
-                user = await repo.users.get(user_id)
-                level = user.level if user else interview.level
-                report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
-                items.append(replace(summary, readiness=report))
-        return items
-
-    async def begin_send(self, item: QuestionItem) -> None:
-        """Count a send of the question message before it goes out (see send_attempts)."""
-        async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(AskedQuestion)
-                .where(AskedQuestion.id == item.ask_id)
-                .values(send_attempts=AskedQuestion.send_attempts + 1)
-            )
-
-    async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:
-        async with self.sessions() as session, session.begin():
-            if isinstance(item, FeedbackItem):
-                answer = await session.get(Answer, item.answer_id)
-                if answer is not None and answer.status == AnswerStatus.graded:
-                    answer.status = AnswerStatus.delivered
-            elif isinstance(item, QuestionItem):
-                ask = await session.get(AskedQuestion, item.ask_id)
-                if ask is not None and ask.message_id is None:
-                    # A placeholder id keeps a failed send from being retried forever.
-                    ask.message_id = message_id if message_id is not None else -item.ask_id
-            else:
-                interview = await session.get(Interview, item.interview_id)
-                if interview is not None and interview.status == InterviewStatus.finishing:
-                    interview.status = InterviewStatus.finished

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bot.i18n import t
+from bot.services.interviews import ReviewNotDue
 
 
 def due_in(lang: str, delta: timedelta) -> str:
@@ -17,3 +18,10 @@ def due_in(lang: str, delta: timedelta) -> str:
     if hours < 36:
         return t(lang, "when.hours", n=hours)
     return t(lang, "when.days", n=max(2, round(hours / 24)))
+
+
+def not_due_text(due: ReviewNotDue, now: datetime, lang: str) -> str:
+    """/review with nothing due: when the next one is, or that there are none yet."""
+    if due.next_due is None:
+        return t(lang, "review.none_yet")
+    return t(lang, "review.not_due", when=due_in(lang, due.next_due - now))

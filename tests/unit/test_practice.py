@@ -6,7 +6,8 @@ from pathlib import Path
 
 from bot.config import load_settings
 from bot.content.loader import QuestionBank
-from bot.practice import practice
+from bot.i18n import t
+from bot.practice import practice, show_progress
 from bot.scoring.service import ScoringService
 
 
@@ -35,3 +36,37 @@ async def test_a_terminal_interview_grades_skips_and_summarises(
     assert "✅" in out and "Эталонный ответ:" in out and "раскрыть" not in out
     assert "Собеседование завершено" in out
     assert "Отвечено: 1 из 2, пропущено: 1." in out
+
+
+async def test_review_then_progress_in_the_terminal(
+    tmp_path: Path, bank: QuestionBank, scoring: ScoringService
+) -> None:
+    """`practice --review` asks the skipped question once it is due; `progress` prints the
+    totals and writes the chart to the path it prints."""
+    settings = load_settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'practice.db'}")
+    written: list[str] = []
+    assert await practice(settings, "en", None, None, lambda: None, written.append, scoring,
+                          review=True) == 0  # fmt: skip
+    assert "Nothing to review yet" in written[-1]
+
+    inputs = ["/skip"]
+    await practice(settings, "en", "junior", 1, lambda: inputs.pop() if inputs else None,
+                   written.append, scoring)  # fmt: skip
+    skipped = next(q for q in bank if q.question.en in "\n".join(written))
+    written.clear()
+    await practice(settings, "en", None, None, lambda: None, written.append, scoring, review=True)
+    assert "is due in 1 minute" in written[-1]  # FSRS's first learning step
+
+    out = tmp_path / "chart" / "progress.png"
+    written.clear()
+    assert await show_progress(settings, "en", out, write=written.append) == 0
+    assert written == [t("en", "progress.empty")]  # a skip is a review, not a graded answer
+    assert not out.exists()
+    # A graded answer: the text and a chart file.
+    inputs = [skipped.answer.en.replace("\n", " ")]
+    await practice(settings, "en", "junior", 1, lambda: inputs.pop() if inputs else None,
+                   written.append, scoring)  # fmt: skip
+    written.clear()
+    assert await show_progress(settings, "en", out, write=written.append) == 0
+    assert written[0].startswith("Your progress: 1 graded answer")
+    assert written[-1] == f"Chart: {out.resolve()}" and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -19,7 +19,7 @@ from bot.services.readiness import load_readiness
 from bot.telegram.callbacks import LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import learning_keyboard
-from bot.telegram.learning_rendering import due_in
+from bot.telegram.learning_rendering import not_due_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.report_rendering import render_report
 
@@ -97,12 +97,7 @@ def build_learning_router() -> Router:
             return
         started = await interviews.start_review(user.id, message.chat.id, count, message.message_id)
         if isinstance(started, ReviewNotDue):
-            if started.next_due is None:
-                lines = [t(lang, "review.none_yet")]
-            else:
-                when = due_in(lang, started.next_due - interviews.clock())
-                lines = [t(lang, "review.not_due", when=when)]
-            lines.append(t(lang, "review.offer_new"))
+            lines = [not_due_text(started, interviews.clock(), lang), t(lang, "review.offer_new")]
             await message.answer(
                 Text("\n".join(lines)).as_html(),
                 reply_markup=learning_keyboard(lang, LearningAction.interview),

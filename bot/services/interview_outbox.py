@@ -1,0 +1,95 @@
+"""What the bot owes a user in a private chat, read from the database (feedback, the next
+question, an interview's summary), and marking each item sent. Part of InterviewService."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.clock import Clock
+from bot.content.loader import QuestionBank
+from bot.services.daily import daily_streak_for_ask
+from bot.services.interview_summary import build_summary
+from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
+from bot.services.readiness import load_readiness
+from bot.storage.models import Answer, AskedQuestion, Interview
+from bot.storage.repository import Repo
+from bot.storage.statuses import AnswerStatus, InterviewStatus
+
+
+class InterviewOutbox:
+    sessions: async_sessionmaker[AsyncSession]
+    bank: QuestionBank
+    clock: Clock
+
+    async def outbox(self, user_id: int) -> list[OutboxItem]:
+        items: list[OutboxItem] = []
+        async with self.sessions() as session:
+            repo = Repo(session)
+            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
+                ask = await repo.asked.get(answer.asked_id)
+                question = self.bank.get(answer.question_id)
+                if ask is None or question is None:
+                    continue
+                items.append(
+                    FeedbackItem(
+                        answer_id=answer.id,
+                        chat_id=ask.chat_id,
+                        reply_to=answer.message_id,
+                        question=question,
+                        score=answer.score or 0.0,
+                        verdict=answer.verdict or "no-answer",
+                        covered=list(answer.covered or []),
+                        missed=list(answer.missed or []),
+                        pitfalls=list(answer.pitfalls or []),
+                        evidence=dict(answer.evidence or {}),
+                        streak=(
+                            await daily_streak_for_ask(session, ask.id)
+                            if ask.interview_id is None
+                            else None
+                        ),
+                    )
+                )
+            for ask in await repo.asked.unsent(user_id):
+                question = self.bank.get(ask.question_id)
+                if question is None:
+                    continue
+                total = None
+                if ask.interview_id is not None:
+                    interview = await repo.interviews.get(ask.interview_id)
+                    total = len(interview.question_ids) if interview else None
+                items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
+            for interview in await repo.interviews.finishing(user_id):
+                summary = await build_summary(session, self.bank, interview, self.clock())
+                user = await repo.users.get(user_id)
+                level = user.level if user else interview.level
+                report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
+                items.append(replace(summary, readiness=report))
+        return items
+
+    async def begin_send(self, item: QuestionItem) -> None:
+        """Count a send of the question message before it goes out (see send_attempts)."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(AskedQuestion)
+                .where(AskedQuestion.id == item.ask_id)
+                .values(send_attempts=AskedQuestion.send_attempts + 1)
+            )
+
+    async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:
+        async with self.sessions() as session, session.begin():
+            if isinstance(item, FeedbackItem):
+                answer = await session.get(Answer, item.answer_id)
+                if answer is not None and answer.status == AnswerStatus.graded:
+                    answer.status = AnswerStatus.delivered
+            elif isinstance(item, QuestionItem):
+                ask = await session.get(AskedQuestion, item.ask_id)
+                if ask is not None and ask.message_id is None:
+                    # A placeholder id keeps a failed send from being retried forever.
+                    ask.message_id = message_id if message_id is not None else -item.ask_id
+            else:
+                interview = await session.get(Interview, item.interview_id)
+                if interview is not None and interview.status == InterviewStatus.finishing:
+                    interview.status = InterviewStatus.finished
