@@ -16,7 +16,7 @@ from bot.services.interviews import MAX_COUNT, Outcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
-from bot.telegram.learning_rendering import not_due_text
+from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
 
@@ -65,13 +65,13 @@ async def practice(
             if isinstance(due, ReviewNotDue):
                 write(not_due_text(due, service.clock(), lang))
                 return 0
-            write(t(lang, "review.started", count=due.count))
+            write(started_text(due, lang))
         else:
             started = await service.start(PRACTICE_USER, PRACTICE_USER, level, count)
             if started is None:
                 write(t(lang, "no_questions", level=level))
                 return 1
-            write(t(lang, "interview_started", count=started.count, level=started.level))
+            write(started_text(started, lang))
         write("(/skip, /stop; Ctrl-D)")
         while True:
             items = await service.outbox(PRACTICE_USER)

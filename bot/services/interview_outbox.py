@@ -61,12 +61,17 @@ class InterviewOutbox:
                     interview = await repo.interviews.get(ask.interview_id)
                     total = len(interview.question_ids) if interview else None
                 items.append(QuestionItem(ask.id, ask.chat_id, question, ask.position + 1, total))
-            for interview in await repo.interviews.finishing(user_id):
-                summary = await build_summary(session, self.bank, interview, self.clock())
-                user = await repo.users.get(user_id)
-                level = user.level if user else interview.level
-                report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
-                items.append(replace(summary, readiness=report))
+            summaries = [
+                await build_summary(session, self.bank, interview, self.clock())
+                for interview in await repo.interviews.finishing(user_id)
+            ]
+            user = await repo.users.get(user_id)
+        if summaries:
+            # Read after this session is closed: a second connection taken while holding one
+            # deadlocks the pool when many users finish at once.
+            level = user.level if user else "junior"
+            report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
+            items += [replace(summary, readiness=report) for summary in summaries]
         return items
 
     async def begin_send(self, item: QuestionItem) -> None:

@@ -1,4 +1,4 @@
-"""Small texts of the learning loop: when a review falls due, as a person reads it."""
+"""Small texts of starting an interview or a review, and when a review falls due."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 
 from bot.i18n import t
-from bot.services.interviews import ReviewNotDue
+from bot.services.interviews import ReviewNotDue, StartResult
 
 
 def due_in(lang: str, delta: timedelta) -> str:
@@ -25,3 +25,14 @@ def not_due_text(due: ReviewNotDue, now: datetime, lang: str) -> str:
     if due.next_due is None:
         return t(lang, "review.none_yet")
     return t(lang, "review.not_due", when=due_in(lang, due.next_due - now))
+
+
+def started_text(started: StartResult, lang: str) -> str:
+    """The reply to /interview, /review or the "start an interview" button."""
+    if started.review:
+        lines = [t(lang, "review.started", count=started.count)]
+    else:
+        lines = [t(lang, "interview_started", count=started.count, level=started.level)]
+    if started.replaced:
+        lines.insert(0, t(lang, "interview_replaced"))
+    return "\n".join(lines)

@@ -19,7 +19,7 @@ from bot.services.readiness import load_readiness
 from bot.telegram.callbacks import LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import learning_keyboard
-from bot.telegram.learning_rendering import not_due_text
+from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.report_rendering import render_report
 
@@ -69,10 +69,7 @@ async def start_interview(
     if started is None:
         await bot.send_message(chat_id, Text(t(lang, "no_questions", level=user.level)).as_html())
         return
-    lines = [t(lang, "interview_started", count=started.count, level=started.level)]
-    if started.replaced:
-        lines.insert(0, t(lang, "interview_replaced"))
-    await bot.send_message(chat_id, Text("\n".join(lines)).as_html())
+    await bot.send_message(chat_id, Text(started_text(started, lang)).as_html())
     await delivery.flush(user.id, lang)
 
 
@@ -103,11 +100,8 @@ def build_learning_router() -> Router:
                 reply_markup=learning_keyboard(lang, LearningAction.interview),
             )
             return
-        if not started.replayed:
-            lines = [t(lang, "review.started", count=started.count)]
-            if started.replaced:
-                lines.insert(0, t(lang, "interview_replaced"))
-            await message.answer(Text("\n".join(lines)).as_html())
+        if not started.replayed:  # handled again after a restart: resume, do not announce
+            await message.answer(Text(started_text(started, lang)).as_html())
         await delivery.flush(user.id, lang)
 
     @router.message(Command("progress"))

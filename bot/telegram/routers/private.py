@@ -17,6 +17,7 @@ from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserVi
 from bot.telegram.callbacks import ForgetCallback, LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import forget_keyboard, level_keyboard, settings_keyboard
+from bot.telegram.learning_rendering import started_text
 
 EXPORT_FILE = "mock-interview-answers.csv"
 TYPING_AFTER = 1.0  # seconds of grading before the chat shows "typing…"
@@ -142,10 +143,7 @@ def build_private_router() -> Router:
         if started.replayed:  # handled again after a restart: resume, do not start over
             await delivery.flush(user.id, lang)
             return
-        lines = [t(lang, "interview_started", count=started.count, level=started.level)]
-        if started.replaced:
-            lines.insert(0, t(lang, "interview_replaced"))
-        await message.answer(Text("\n".join(lines)).as_html())
+        await message.answer(Text(started_text(started, lang)).as_html())
         await delivery.flush(user.id, lang)
 
     @router.message(Command("skip"))
