@@ -85,7 +85,7 @@ async def populate(url: str, subscribers: int, due: datetime) -> None:
 
 
 async def broadcast(url: str, api_url: str, rate: float) -> tuple[float, dict[str, int]]:
-    """The bot's side, as run_polling wires it: session middlewares, service, scheduler."""
+    """The bot's side, as run_bot wires it: session middlewares, service, scheduler."""
     from bot.app import build_bot
     from bot.config import load_settings
     from bot.content.loader import load_bank

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import ConfigError, Settings, load_settings, require_token
+from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.i18n import TEXTS
 from bot.scoring.encoder import MULTILINGUAL_E5
@@ -333,6 +333,8 @@ def _run_bot(settings: Settings, bank: QuestionBank) -> int:
     scoring: ScoringService | None = None
     try:
         require_token(settings)  # before anything starts (build_bot checks its shape)
+        if settings.bot_mode == "webhook":
+            require_webhook(settings)
         # The grading process starts loading now, while this one imports aiogram (seconds each).
         scoring = ScoringService.from_settings(settings, bank, serving=True)
         scoring.prestart()

@@ -18,7 +18,7 @@ from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandSc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.clock import Clock, utcnow
-from bot.config import Settings, require_token
+from bot.config import Settings, require_token, require_webhook
 from bot.content.loader import load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
 from bot.priority import bulk_work
@@ -33,8 +33,10 @@ from bot.telegram.delivery import Delivery
 from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
 from bot.telegram.polling import InboxPoller
 from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
+from bot.telegram.receiver import InboxReceiver
 from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
+from bot.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,18 @@ async def set_commands(bot: Bot) -> None:
             )
 
 
+def build_receiver(
+    settings: Settings, dp: Dispatcher, bot: Bot, engine: AsyncEngine
+) -> InboxReceiver:
+    inbox = UpdateInbox(create_session_factory(engine))
+    if settings.bot_mode == "webhook":
+        url, secret = require_webhook(settings)
+        return WebhookReceiver(
+            dp, bot, inbox, engine, url, secret, settings.webhook_host, settings.webhook_port
+        )
+    return InboxPoller(dp, bot, inbox, settings.polling_timeout)
+
+
 async def recover(interviews: InterviewService, delivery: Delivery) -> None:
     """Finish what a previous process left: ungraded answers, unsent feedback and questions."""
     for user_id in await interviews.recover():
@@ -120,7 +134,7 @@ async def recover(interviews: InterviewService, delivery: Delivery) -> None:
             log.exception("could not deliver pending messages to user %s", user_id)
 
 
-async def run_polling(
+async def run_bot(
     settings: Settings,
     handle_signals: bool = True,
     scoring: ScoringService | None = None,
@@ -142,15 +156,13 @@ async def run_polling(
         with bulk_work():  # their tasks' sends wait behind replies to people who just wrote
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
-        poller = InboxPoller(
-            dp, bot, UpdateInbox(create_session_factory(services.engine)), settings.polling_timeout
-        )
+        receiver = build_receiver(settings, dp, bot, services.engine)
         if handle_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, poller.stop)
-        log.info("polling")
-        await poller.run(dp.resolve_used_update_types())
+                loop.add_signal_handler(sig, receiver.stop)
+        log.info("receiving updates by %s", settings.bot_mode)
+        await receiver.run(dp.resolve_used_update_types())
     finally:
         await daily.close()  # finishes the daily messages in flight
         await rounds.close()
@@ -160,4 +172,4 @@ async def run_polling(
 
 def run(settings: Settings, scoring: ScoringService | None = None) -> None:
     """`scoring`: a service already loading (the caller closes it)."""
-    asyncio.run(run_polling(settings, scoring=scoring))
+    asyncio.run(run_bot(settings, scoring=scoring))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -56,6 +57,15 @@ class Settings(BaseSettings):
     # core to the event loop and the database: on 2 cores this halved p50 under 50 users.
     grader_threads: int = Field(default=0, ge=0, le=256)
 
+    # How updates arrive: long polling (one process), or Telegram posting them to WEBHOOK_URL
+    # (behind a reverse proxy; several replicas may share one URL). WEBHOOK_SECRET is the
+    # secret_token Telegram sends back in every request's header; other requests get 401.
+    bot_mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_host: str = "0.0.0.0"
+    webhook_port: int = Field(default=8080, ge=0, le=65535)  # also serves /healthz
+
     @field_validator("admin_ids", mode="before")
     @classmethod
     def _split_ids(cls, value: object) -> object:
@@ -89,6 +99,25 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
 
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url_shape(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with https:// (Telegram posts only to HTTPS)")
+        return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        # Telegram's rule for secret_token: 1-256 characters, A-Z, a-z, 0-9, _ and -.
+        if value is not None and not re.fullmatch(
+            r"[A-Za-z0-9_-]{1,256}", value.get_secret_value()
+        ):
+            raise ValueError("use 1-256 characters: letters, digits, _ and -")
+        return value
+
     @field_validator("embedding_device")
     @classmethod
     def _device_shape(cls, value: str) -> str:
@@ -111,3 +140,14 @@ def require_token(settings: Settings) -> str:
     if settings.bot_token is None:
         raise ConfigError("missing setting BOT_TOKEN: get one from @BotFather and set it in .env")
     return settings.bot_token.get_secret_value()
+
+
+def require_webhook(settings: Settings) -> tuple[str, str]:
+    """BOT_MODE=webhook needs the public URL and the secret: (url, secret)."""
+    if settings.webhook_url is None:
+        raise ConfigError("missing setting WEBHOOK_URL: the public https:// URL Telegram posts to")
+    if settings.webhook_secret is None:
+        raise ConfigError(
+            "missing setting WEBHOOK_SECRET: 1-256 letters, digits, _ or - (openssl rand -hex 32)"
+        )
+    return settings.webhook_url, settings.webhook_secret.get_secret_value()

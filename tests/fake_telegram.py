@@ -138,6 +138,9 @@ class FakeTelegram:
     # Every getUpdates call's offset, and every update id handed out (again after a restart).
     poll_offsets: list[int] = field(default_factory=list)
     handed_out: list[int] = field(default_factory=list)
+    # Webhook mode: what setWebhook set, and every post made (update id, HTTP status; 0: refused)
+    webhook: dict[str, Any] | None = None
+    webhook_posts: list[tuple[int, int]] = field(default_factory=list)
 
     def __repr__(self) -> str:  # what a failed wait needs to see, not every message
         fetched = self._fetched_offset
@@ -158,6 +161,7 @@ class FakeTelegram:
         self.port = 0
         self._fetched_offset = 0
         self._polled = time.monotonic()
+        self._pusher: asyncio.Task[None] | None = None
 
     # --- server lifecycle ---------------------------------------------------------------------
 
@@ -176,6 +180,11 @@ class FakeTelegram:
         return f"http://127.0.0.1:{self.port}"
 
     async def stop(self) -> None:
+        self.webhook = None
+        if self._pusher is not None:
+            self._pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pusher
         if self.runner is not None:
             await self.runner.cleanup()
 
@@ -583,12 +592,59 @@ class FakeTelegram:
         }
 
     async def _m_deletewebhook(self, params: dict[str, Any]) -> bool:
+        self.webhook = None
         return True
+
+    async def _m_setwebhook(self, params: dict[str, Any]) -> bool:
+        """Like Telegram: from now on updates are posted to the URL (with the secret in the
+        header), in order, each retried until the bot answers 2xx; getUpdates gets 409."""
+        url, secret = str(params.get("url") or ""), params.get("secret_token")
+        if not url.startswith(("http://", "https://")):
+            raise _ApiError(400, "Bad Request: bad webhook: invalid URL")
+        if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
+            raise _ApiError(400, "Bad Request: secret token contains unallowed characters")
+        self.webhook = {"url": url, "secret_token": secret, **params}
+        if self._pusher is None or self._pusher.done():
+            self._pusher = asyncio.create_task(self._push_to_webhook())
+        return True
+
+    async def _push_to_webhook(self) -> None:
+        import aiohttp  # the client side of the same library the server runs on
+
+        async with aiohttp.ClientSession() as client:
+            while self.webhook is not None:
+                allowed = self.webhook.get("allowed_updates")
+                ready = [u for u in self.updates if not allowed or any(k in u for k in allowed)]
+                if not ready:
+                    self._new_update.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._new_update.wait(), 0.2)
+                    continue
+                update, hook = ready[0], self.webhook
+                headers = {}
+                if hook.get("secret_token"):
+                    headers["X-Telegram-Bot-Api-Secret-Token"] = hook["secret_token"]
+                try:
+                    async with client.post(hook["url"], json=update, headers=headers) as reply:
+                        status = reply.status
+                except (aiohttp.ClientError, OSError):
+                    status = 0  # not listening (yet, or any more): Telegram retries
+                self.webhook_posts.append((update["update_id"], status))
+                if 200 <= status < 300:
+                    self.handed_out.append(update["update_id"])
+                    self.updates.remove(update)
+                else:
+                    await asyncio.sleep(0.05)
 
     async def _m_close(self, params: dict[str, Any]) -> bool:
         return True
 
     async def _m_getupdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.webhook is not None:
+            raise _ApiError(
+                409, "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )  # fmt: skip
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         self.poll_offsets.append(offset)  # what each getUpdates confirmed (0: nothing)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.app import run_polling
+from bot.app import run_bot
 from bot.config import load_settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
@@ -78,7 +78,7 @@ class BotProcess:
         self.task: asyncio.Task[None] | None = None
 
     def _run(self) -> Coroutine[Any, Any, None]:
-        return run_polling(self.settings, handle_signals=False, scoring=self.scoring)
+        return run_bot(self.settings, handle_signals=False, scoring=self.scoring)
 
     async def start(self, fake: FakeTelegram) -> None:
         """Returns once the bot is ready: tests start their clocks after this."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.app import run_polling
+from bot.app import run_bot
 from bot.config import load_settings
 from bot.content.loader import QuestionBank
 from bot.scoring.service import ScoringService
@@ -40,7 +40,7 @@ class Clock:
 
 
 class DailyBot(BotProcess):
-    """The bot as run_polling builds it, with the daily scheduler on an injected clock."""
+    """The bot as run_bot builds it, with the daily scheduler on an injected clock."""
 
     def __init__(
         self,
@@ -62,9 +62,7 @@ class DailyBot(BotProcess):
         self.clock = clock
 
     def _run(self) -> Coroutine[Any, Any, None]:
-        return run_polling(
-            self.settings, handle_signals=False, scoring=self.scoring, clock=self.clock
-        )
+        return run_bot(self.settings, handle_signals=False, scoring=self.scoring, clock=self.clock)
 
 
 def daily_messages(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import ConfigError, load_settings, require_token
+from bot.config import ConfigError, load_settings, require_token, require_webhook
 
 
 def test_defaults_work_offline(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,6 +26,9 @@ def test_defaults_work_offline(monkeypatch: pytest.MonkeyPatch) -> None:
         ("ADMIN_IDS", "1,x"),
         ("LOG_LEVEL", "loud"),
         ("TELEGRAM_API_URL", "localhost:8081"),
+        ("BOT_MODE", "carrier-pigeon"),
+        ("WEBHOOK_URL", "bot.example.com/hook"),
+        ("WEBHOOK_SECRET", "has spaces and ✓"),
     ],
 )
 def test_invalid_setting_is_named_in_one_line(
@@ -44,3 +47,16 @@ def test_admin_ids_and_api_url_are_parsed(monkeypatch: pytest.MonkeyPatch) -> No
     settings = load_settings(_env_file=None)
     assert settings.admin_ids == (1, 22, 333)
     assert settings.telegram_api_url == "http://127.0.0.1:8081"
+
+
+def test_webhook_mode_names_what_it_lacks() -> None:
+    settings = load_settings(_env_file=None, bot_mode="webhook")
+    with pytest.raises(ConfigError, match="missing setting WEBHOOK_URL"):
+        require_webhook(settings)
+    settings = load_settings(_env_file=None, bot_mode="webhook", webhook_url="https://x.org/h")
+    with pytest.raises(ConfigError, match="missing setting WEBHOOK_SECRET"):
+        require_webhook(settings)
+    settings = load_settings(
+        _env_file=None, bot_mode="webhook", webhook_url="https://x.org/h", webhook_secret="a-b_1"
+    )
+    assert require_webhook(settings) == ("https://x.org/h", "a-b_1")
