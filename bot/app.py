@@ -21,6 +21,7 @@ from bot.clock import Clock, utcnow
 from bot.config import Settings, require_token, require_webhook
 from bot.content.loader import load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
+from bot.ops_server import OpsServer
 from bot.priority import bulk_work
 from bot.scoring.service import ScoringService
 from bot.services.interviews import InterviewService
@@ -30,7 +31,11 @@ from bot.storage.inbox import UpdateInbox
 from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
-from bot.telegram.middlewares import RetryMiddleware, UserContextMiddleware
+from bot.telegram.middlewares import (
+    RequestMetricsMiddleware,
+    RetryMiddleware,
+    UserContextMiddleware,
+)
 from bot.telegram.polling import InboxPoller
 from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 from bot.telegram.receiver import InboxReceiver
@@ -78,6 +83,7 @@ def build_bot(settings: Settings) -> Bot:
     session.middleware(RetryMiddleware())
     # Inside the retry loop: every attempt of every request takes a token of the global rate.
     session.middleware(RateLimitMiddleware(TokenBucket(settings.send_rate)))
+    session.middleware(RequestMetricsMiddleware())  # innermost: counts every attempt
     return Bot(
         require_token(settings),
         session=session,
@@ -148,6 +154,7 @@ async def run_bot(
     dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
     rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings)
     daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
+    ops: OpsServer | None = None
     try:
         me = await bot.get_me()
         log.info("running as @%s", me.username)
@@ -157,6 +164,9 @@ async def run_bot(
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
         receiver = build_receiver(settings, dp, bot, services.engine)
+        if settings.bot_mode == "polling" and settings.metrics_port is not None:
+            ops = OpsServer(services.engine, settings.metrics_host, settings.metrics_port)
+            await ops.start()
         if handle_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -164,6 +174,8 @@ async def run_bot(
         log.info("receiving updates by %s", settings.bot_mode)
         await receiver.run(dp.resolve_used_update_types())
     finally:
+        if ops is not None:
+            await ops.close()
         await daily.close()  # finishes the daily messages in flight
         await rounds.close()
         await bot.session.close()

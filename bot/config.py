@@ -64,7 +64,10 @@ class Settings(BaseSettings):
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None
     webhook_host: str = "0.0.0.0"
-    webhook_port: int = Field(default=8080, ge=0, le=65535)  # also serves /healthz
+    webhook_port: int = Field(default=8080, ge=0, le=65535)  # also serves /healthz, /metrics
+    # Polling mode: where /healthz and /metrics are served; unset: not served.
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)
 
     @field_validator("admin_ids", mode="before")
     @classmethod
@@ -98,6 +101,11 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
+
+    @field_validator("metrics_port", mode="before")
+    @classmethod
+    def _unset_port(cls, value: object) -> object:
+        return None if value == "" else value
 
     @field_validator("webhook_url")
     @classmethod

@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,6 +30,7 @@ from typing import Any, Literal
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
+from bot.metrics import GRADING_BATCH, GRADING_QUEUE, GRADING_SECONDS
 from bot.priority import current_priority
 from bot.scoring import worker as grading_worker
 from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
@@ -306,6 +308,7 @@ class ScoringService:
         future: asyncio.Future[GradeResult] = loop.create_future()
         rank = (int(current_priority()), next(self._arrivals))
         self._queue.append(_Entry(rank, (question, answer, lang), future))
+        GRADING_QUEUE.set(len(self._queue))
         batcher = self._batcher
         # A batcher left behind by a closed event loop (tests run several) never finishes.
         if batcher is None or batcher.done() or batcher.get_loop() is not loop:
@@ -325,10 +328,14 @@ class ScoringService:
             taken = {id(e) for e in batch}
             self._queue = [e for e in self._queue if id(e) not in taken and not e.future.done()]
             self.batches.append(len(batch))
+            GRADING_QUEUE.set(len(self._queue))
+            GRADING_BATCH.observe(len(batch))
+            started = time.perf_counter()
             try:
                 outcomes: list[GradeResult | BaseException] = list(
                     await self._run("_grade_many_safe", [e.job for e in batch])
                 )
+                GRADING_SECONDS.observe(time.perf_counter() - started)
             except BaseException as exc:  # never leave a caller waiting forever
                 outcomes = [exc] * len(batch)
                 if isinstance(exc, asyncio.CancelledError):

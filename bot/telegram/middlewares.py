@@ -1,4 +1,5 @@
-"""Update middleware (who is the user, in which language) and the request retry middleware."""
+"""Update middleware (who is the user, in which language); request middlewares: retries and
+the count of requests by outcome."""
 
 from __future__ import annotations
 
@@ -12,12 +13,19 @@ from aiogram.client.session.middlewares.base import (
     BaseRequestMiddleware,
     NextRequestMiddlewareType,
 )
-from aiogram.exceptions import TelegramNetworkError, TelegramRetryAfter, TelegramServerError
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramForbiddenError,
+    TelegramNetworkError,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import TelegramObject, User
 from sqlalchemy.exc import IntegrityError
 
+from bot.metrics import TELEGRAM_REQUESTS
 from bot.services.interviews import InterviewService
 
 log = logging.getLogger(__name__)
@@ -85,3 +93,34 @@ class RetryMiddleware(BaseRequestMiddleware):
                 delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
                 log.warning("%s on %s: retry in %.1fs", exc, type(method).__name__, delay)
                 await asyncio.sleep(delay)
+
+
+class RequestMetricsMiddleware(BaseRequestMiddleware):
+    """Counts every attempt of every Bot API request by method and outcome (bot/metrics.py)."""
+
+    async def __call__(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+    ) -> Response[TelegramType]:
+        outcome = "ok"
+        try:
+            return await make_request(bot, method)
+        except TelegramRetryAfter:
+            outcome = "429"
+            raise
+        except TelegramForbiddenError:
+            outcome = "403"
+            raise
+        except TelegramServerError:
+            outcome = "5xx"
+            raise
+        except TelegramNetworkError:
+            outcome = "network"
+            raise
+        except TelegramAPIError:
+            outcome = "4xx"
+            raise
+        finally:
+            TELEGRAM_REQUESTS.labels(type(method).__name__, outcome).inc()

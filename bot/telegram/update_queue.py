@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 
@@ -17,6 +18,7 @@ from aiogram import Bot, Dispatcher
 from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
 from aiogram.types import Update
 
+from bot.metrics import HANDLER_SECONDS, UPDATES
 from bot.storage.inbox import UpdateInbox
 
 log = logging.getLogger(__name__)
@@ -72,10 +74,15 @@ class UpdateQueue:
             del self._queues[key]
 
     async def _handle(self, update: Update) -> None:
+        kind, outcome = update.event_type, "ok"
+        started = time.perf_counter()
         try:
             await self._feed(update)
         except Exception:  # logged like aiogram's polling does; the next update goes on
+            outcome = "error"
             log.exception("update %s failed", update.update_id)
+        HANDLER_SECONDS.labels(kind).observe(time.perf_counter() - started)
+        UPDATES.labels(kind, outcome).inc()
         # Even a failed update is done: one that always fails must not be replayed forever.
         await self.inbox.mark_handled(update.update_id)
 

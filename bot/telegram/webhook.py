@@ -4,7 +4,7 @@ An update is committed to the inbox before the 200 reply, then handled in the ba
 polling: a process killed after the reply finds it in the inbox at its next start, and one killed
 before the reply gets it again from Telegram, which retries until it has a 2xx. A request without
 the secret Telegram was given (`X-Telegram-Bot-Api-Secret-Token`) gets 401 and is not read.
-`/healthz` answers 200 while the database answers, 503 otherwise.
+`/healthz` and `/metrics` are served on the same port (bot/ops_server.py).
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ from aiogram import Bot, Dispatcher
 from aiogram.types import Update
 from aiohttp import web
 from pydantic import ValidationError
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.ops_server import ops_app
 from bot.storage.inbox import UpdateInbox
 from bot.telegram.receiver import PRUNE_EVERY, InboxReceiver
 
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-HEALTH_PATH = "/healthz"
 MAX_BODY = 1 << 20  # an update is a few KiB; Telegram's largest stay far below this
 
 
@@ -55,9 +54,8 @@ class WebhookReceiver(InboxReceiver):
         self.bound_port: int | None = None  # the port listened on (tests ask for port 0)
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
+        app = ops_app(self.engine, client_max_size=MAX_BODY)
         app.router.add_post(self.path, self._update)
-        app.router.add_get(HEALTH_PATH, self._health)
         return app
 
     async def receive(self, allowed_updates: list[str]) -> None:
@@ -94,11 +92,3 @@ class WebhookReceiver(InboxReceiver):
             log.exception("could not store update %s; Telegram will retry", update.update_id)
             return web.Response(status=503, text="try again")
         return web.Response(status=200)
-
-    async def _health(self, request: web.Request) -> web.Response:
-        try:
-            async with self.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-        except (SQLAlchemyError, OSError) as exc:
-            return web.json_response({"database": f"error: {type(exc).__name__}"}, status=503)
-        return web.json_response({"database": "ok"})

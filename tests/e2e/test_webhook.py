@@ -50,6 +50,20 @@ async def post(url: str, body: object, secret: str | None) -> int:
         return reply.status
 
 
+async def scrape(url: str) -> dict[str, float]:
+    """A Prometheus text page as {series: value} (comments left out)."""
+    async with aiohttp.ClientSession() as client, client.get(url) as reply:
+        assert reply.status == 200
+        assert reply.headers["Content-Type"].startswith("text/plain")
+        page = await reply.text()
+    series = {}
+    for line in page.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            series[name] = float(value)
+    return series
+
+
 async def test_an_interview_over_the_webhook_and_the_secret_is_checked(
     telegram: FakeTelegram, db_url: str, scoring: ScoringService, bank: QuestionBank
 ) -> None:
@@ -92,6 +106,12 @@ async def test_an_interview_over_the_webhook_and_the_secret_is_checked(
         ):
             assert reply.status == 200
             assert await reply.json() == {"database": "ok"}
+        metrics = await scrape(f"http://127.0.0.1:{port}/metrics")
+        assert metrics['bot_updates_total{outcome="ok",type="message"}'] >= 2
+        assert metrics['bot_telegram_requests_total{method="SetWebhook",outcome="ok"}'] >= 1
+        assert metrics['bot_telegram_requests_total{method="SendMessage",outcome="ok"}'] >= 3
+        assert metrics["bot_grading_batch_size_count"] >= 1
+        assert metrics['bot_daily_deliveries{status="sent"}'] == 0
         # The same update with the secret is handled: the refusals above were the secret's.
         telegram.user(62, first_name="Eve")  # the fake knows the chat now
         assert await post(hook, forged, SECRET) == 200
@@ -159,3 +179,36 @@ async def test_a_kill_before_the_update_is_stored_loses_no_answer(
         if lock is not None:
             lock.close()
         await terminate(process)
+
+
+async def test_polling_serves_health_and_metrics_on_metrics_port(
+    telegram: FakeTelegram, db_url: str, scoring: ScoringService
+) -> None:
+    port = free_port()
+    bot = BotProcess(telegram, db_url, scoring, metrics_host="127.0.0.1", metrics_port=port)
+    await bot.start(telegram)
+    try:
+        # A webhook left set would make getUpdates fail: polling deletes it first.
+        await telegram.wait_for(lambda s: s.sent(method="deleteWebhook"))
+        user = telegram.user(81)
+        telegram.send_text(user, "/help")
+        await wait_text(telegram, 81, "/interview")
+        telegram.chats[81].blocked = True  # the user blocked the bot: Telegram answers 403
+        telegram.send_text(user, "/help")
+        forbidden = 'bot_telegram_requests_total{method="SendMessage",outcome="403"}'
+        metrics = await scrape(f"http://127.0.0.1:{port}/metrics")
+        for _ in range(400):  # until the refused reply has been counted
+            if forbidden in metrics:
+                break
+            await asyncio.sleep(0.05)
+            metrics = await scrape(f"http://127.0.0.1:{port}/metrics")
+        assert metrics['bot_telegram_requests_total{method="SendMessage",outcome="ok"}'] >= 1
+        assert metrics[forbidden] >= 1
+        assert metrics['bot_handler_seconds_count{type="message"}'] >= 2
+        async with (
+            aiohttp.ClientSession() as client,
+            client.get(f"http://127.0.0.1:{port}/healthz") as reply,
+        ):
+            assert reply.status == 200
+    finally:
+        await bot.stop()

@@ -1,0 +1,37 @@
+"""Prometheus metrics (prometheus-client): defined once here (no imports of the bot's own, so
+any layer may count), updated where things happen, served by bot/ops_server.py."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+REGISTRY = CollectorRegistry()
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+UPDATES = Counter(
+    "bot_updates_total", "Updates handled, by type and outcome (ok, error)",
+    ["type", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+HANDLER_SECONDS = Histogram(
+    "bot_handler_seconds", "Time from taking an update to its handler's end",
+    ["type"], buckets=SECONDS, registry=REGISTRY,
+)  # fmt: skip
+GRADING_SECONDS = Histogram(
+    "bot_grading_batch_seconds", "Time to grade one micro-batch of answers",
+    buckets=SECONDS, registry=REGISTRY,
+)  # fmt: skip
+GRADING_BATCH = Histogram(
+    "bot_grading_batch_size", "Answers graded in one model pass",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 1024), registry=REGISTRY,
+)  # fmt: skip
+GRADING_QUEUE = Gauge("bot_grading_queue_depth", "Answers waiting for the model", registry=REGISTRY)
+TELEGRAM_REQUESTS = Counter(
+    "bot_telegram_requests_total",
+    "Bot API requests (each attempt), by method and outcome (ok, 429, 403, 4xx, 5xx, network)",
+    ["method", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+DAILY_DELIVERIES = Gauge(
+    "bot_daily_deliveries", "Daily deliveries in the database, by status", ["status"],
+    registry=REGISTRY,
+)  # fmt: skip
+OPEN_ROUNDS = Gauge("bot_open_rounds", "Group rounds running", registry=REGISTRY)

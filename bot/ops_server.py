@@ -1,0 +1,84 @@
+"""The operators' HTTP endpoints: `GET /healthz` (the database answers: 200, else 503) and
+`GET /metrics` (Prometheus). Served on the webhook's port in webhook mode, and on METRICS_PORT
+in polling mode when it is set."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.metrics import DAILY_DELIVERIES, OPEN_ROUNDS, REGISTRY
+from bot.storage.models import DailyDelivery, Round
+from bot.storage.statuses import RUNNING_ROUND_STATUSES, DeliveryStatus
+
+log = logging.getLogger(__name__)
+
+HEALTH_PATH, METRICS_PATH = "/healthz", "/metrics"
+
+
+async def _refresh_from_database(engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        counts = dict(
+            (
+                await conn.execute(
+                    select(DailyDelivery.status, func.count()).group_by(DailyDelivery.status)
+                )
+            ).all()
+        )
+        rounds = await conn.scalar(
+            select(func.count()).select_from(Round).where(Round.status.in_(RUNNING_ROUND_STATUSES))
+        )
+    for status in DeliveryStatus:
+        DAILY_DELIVERIES.labels(status.value).set(int(counts.get(status.value, 0)))
+    OPEN_ROUNDS.set(int(rounds or 0))
+
+
+async def exposition(engine: AsyncEngine) -> bytes:
+    """The text format Prometheus scrapes. What the database holds (daily deliveries by
+    status, running rounds) is read now, so every replica reports the same."""
+    await _refresh_from_database(engine)
+    return generate_latest(REGISTRY)
+
+
+def ops_app(engine: AsyncEngine, client_max_size: int = 1 << 20) -> web.Application:
+    async def health(request: web.Request) -> web.Response:
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except (SQLAlchemyError, OSError) as exc:
+            return web.json_response({"database": f"error: {type(exc).__name__}"}, status=503)
+        return web.json_response({"database": "ok"})
+
+    async def metrics(request: web.Request) -> web.Response:
+        try:
+            body = await exposition(engine)
+        except (SQLAlchemyError, OSError):
+            log.exception("metrics: the database did not answer")
+            return web.Response(status=503, text="database unavailable")
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application(client_max_size=client_max_size)
+    app.router.add_get(HEALTH_PATH, health)
+    app.router.add_get(METRICS_PATH, metrics)
+    return app
+
+
+class OpsServer:
+    """The endpoints on their own port (polling mode)."""
+
+    def __init__(self, engine: AsyncEngine, host: str, port: int):
+        self.runner = web.AppRunner(ops_app(engine), access_log=None)
+        self.host, self.port = host, port
+
+    async def start(self) -> None:
+        await self.runner.setup()
+        await web.TCPSite(self.runner, self.host, self.port).start()
+        log.info("health and metrics on %s:%s", self.host, self.port)
+
+    async def close(self) -> None:
+        await self.runner.cleanup()
