@@ -15,6 +15,7 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeDefault
+from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.clock import Clock, utcnow
@@ -41,6 +42,7 @@ from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 from bot.telegram.receiver import InboxReceiver
 from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
+from bot.telegram.shared_limits import RedisTokenBucket
 from bot.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
@@ -75,14 +77,20 @@ async def build_services(
     return Services(engine, scoring, interviews, owns_scoring)
 
 
-def build_bot(settings: Settings) -> Bot:
+def build_bot(settings: Settings, redis: Redis | None = None) -> Bot:
+    """`redis`: the send budget and 429 pauses shared with every replica (REDIS_URL)."""
     if settings.telegram_api_url:
         session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
     else:
         session = AiohttpSession()
-    session.middleware(RetryMiddleware())
+    bucket = (
+        TokenBucket(settings.send_rate)
+        if redis is None
+        else RedisTokenBucket(redis, settings.send_rate)
+    )
+    session.middleware(RetryMiddleware(pause=bucket.pause))
     # Inside the retry loop: every attempt of every request takes a token of the global rate.
-    session.middleware(RateLimitMiddleware(TokenBucket(settings.send_rate)))
+    session.middleware(RateLimitMiddleware(bucket))
     session.middleware(RequestMetricsMiddleware())  # innermost: counts every attempt
     return Bot(
         require_token(settings),
@@ -120,14 +128,13 @@ async def set_commands(bot: Bot) -> None:
 
 
 def build_receiver(
-    settings: Settings, dp: Dispatcher, bot: Bot, engine: AsyncEngine
+    settings: Settings, dp: Dispatcher, bot: Bot, engine: AsyncEngine, redis: Redis | None
 ) -> InboxReceiver:
     inbox = UpdateInbox(create_session_factory(engine))
     if settings.bot_mode == "webhook":
         url, secret = require_webhook(settings)
-        return WebhookReceiver(
-            dp, bot, inbox, engine, url, secret, settings.webhook_host, settings.webhook_port
-        )
+        host, port = settings.webhook_host, settings.webhook_port
+        return WebhookReceiver(dp, bot, inbox, engine, url, secret, host, port, redis)
     return InboxPoller(dp, bot, inbox, settings.polling_timeout)
 
 
@@ -148,11 +155,12 @@ async def run_bot(
 ) -> None:
     """Run until stopped. Tests pass their own `scoring` to share one loaded model, and a
     `clock` (aware UTC datetimes) to move the daily schedule without waiting."""
-    bot = build_bot(settings)  # validates the token before the slow start-up
+    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    bot = build_bot(settings, redis)  # validates the token before the slow start-up
     services = await build_services(settings, scoring, clock or utcnow)
     delivery = Delivery(bot, services.interviews)
     dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
-    rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings)
+    rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings, redis)
     daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
     ops: OpsServer | None = None
     try:
@@ -163,9 +171,10 @@ async def run_bot(
         with bulk_work():  # their tasks' sends wait behind replies to people who just wrote
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
-        receiver = build_receiver(settings, dp, bot, services.engine)
+        receiver = build_receiver(settings, dp, bot, services.engine, redis)
         if settings.bot_mode == "polling" and settings.metrics_port is not None:
-            ops = OpsServer(services.engine, settings.metrics_host, settings.metrics_port)
+            host, port = settings.metrics_host, settings.metrics_port
+            ops = OpsServer(services.engine, host, port, redis)
             await ops.start()
         if handle_signals:
             loop = asyncio.get_running_loop()
@@ -180,6 +189,8 @@ async def run_bot(
         await rounds.close()
         await bot.session.close()
         await services.close()
+        if redis is not None:
+            await redis.aclose()
 
 
 def run(settings: Settings, scoring: ScoringService | None = None) -> None:

@@ -65,6 +65,8 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=0, le=65535)  # also serves /healthz, /metrics
+    # Telegram's limits shared by every replica (redis://host:6379/0); unset: per process.
+    redis_url: str | None = None
     # Polling mode: where /healthz and /metrics are served; unset: not served.
     metrics_host: str = "0.0.0.0"
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
@@ -102,9 +104,9 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
 
-    @field_validator("metrics_port", mode="before")
+    @field_validator("metrics_port", "redis_url", mode="before")
     @classmethod
-    def _unset_port(cls, value: object) -> object:
+    def _unset(cls, value: object) -> object:
         return None if value == "" else value
 
     @field_validator("webhook_url")

@@ -1,13 +1,17 @@
-"""The operators' HTTP endpoints: `GET /healthz` (the database answers: 200, else 503) and
+"""The operators' HTTP endpoints: `GET /healthz` (the database, and Redis when configured,
+answer: 200, else 503) and
 `GET /metrics` (Prometheus). Served on the webhook's port in webhook mode, and on METRICS_PORT
 in polling mode when it is set."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -45,14 +49,30 @@ async def exposition(engine: AsyncEngine) -> bytes:
     return generate_latest(REGISTRY)
 
 
-def ops_app(engine: AsyncEngine, client_max_size: int = 1 << 20) -> web.Application:
+async def _check(probe: Awaitable[object]) -> str:
+    try:
+        await probe
+    except (SQLAlchemyError, RedisError, OSError) as exc:
+        return f"error: {type(exc).__name__}"
+    return "ok"
+
+
+async def _select_one(engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        await conn.execute(text("SELECT 1"))
+
+
+def ops_app(
+    engine: AsyncEngine, redis: Redis | None = None, client_max_size: int = 1 << 20
+) -> web.Application:
+    """`redis`: checked by /healthz too (REDIS_URL)."""
+
     async def health(request: web.Request) -> web.Response:
-        try:
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-        except (SQLAlchemyError, OSError) as exc:
-            return web.json_response({"database": f"error: {type(exc).__name__}"}, status=503)
-        return web.json_response({"database": "ok"})
+        report = {"database": await _check(_select_one(engine))}
+        if redis is not None:
+            report["redis"] = await _check(redis.ping())
+        healthy = all(value == "ok" for value in report.values())
+        return web.json_response(report, status=200 if healthy else 503)
 
     async def metrics(request: web.Request) -> web.Response:
         try:
@@ -71,8 +91,8 @@ def ops_app(engine: AsyncEngine, client_max_size: int = 1 << 20) -> web.Applicat
 class OpsServer:
     """The endpoints on their own port (polling mode)."""
 
-    def __init__(self, engine: AsyncEngine, host: str, port: int):
-        self.runner = web.AppRunner(ops_app(engine), access_log=None)
+    def __init__(self, engine: AsyncEngine, host: str, port: int, redis: Redis | None = None):
+        self.runner = web.AppRunner(ops_app(engine, redis), access_log=None)
         self.host, self.port = host, port
 
     async def start(self) -> None:

@@ -112,3 +112,21 @@ async def sessions(db_url: str) -> AsyncIterator:
     engine = create_engine(db_url)
     yield create_session_factory(engine)
     await engine.dispose()
+
+
+REDIS_URL = "redis://127.0.0.1:6379/15"  # a database of its own, emptied by each test using it
+
+
+@pytest.fixture
+async def redis_url() -> AsyncIterator[str]:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(REDIS_URL)
+    try:
+        await client.flushdb()
+    except Exception as exc:  # no server: say why and skip
+        await client.aclose()
+        pytest.skip(f"Redis at 127.0.0.1:6379 unusable: {exc!r}")
+    yield REDIS_URL
+    await client.flushdb()
+    await client.aclose()

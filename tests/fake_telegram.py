@@ -141,6 +141,8 @@ class FakeTelegram:
     # Webhook mode: what setWebhook set, and every post made (update id, HTTP status; 0: refused)
     webhook: dict[str, Any] | None = None
     webhook_posts: list[tuple[int, int]] = field(default_factory=list)
+    # A load balancer in front of replicas: updates are posted to these in turn instead.
+    webhook_targets: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:  # what a failed wait needs to see, not every message
         fetched = self._fetched_offset
@@ -621,11 +623,13 @@ class FakeTelegram:
                         await asyncio.wait_for(self._new_update.wait(), 0.2)
                     continue
                 update, hook = ready[0], self.webhook
+                targets = self.webhook_targets or [hook["url"]]
+                url = targets[update["update_id"] % len(targets)]
                 headers = {}
                 if hook.get("secret_token"):
                     headers["X-Telegram-Bot-Api-Secret-Token"] = hook["secret_token"]
                 try:
-                    async with client.post(hook["url"], json=update, headers=headers) as reply:
+                    async with client.post(url, json=update, headers=headers) as reply:
                         status = reply.status
                 except (aiohttp.ClientError, OSError):
                     status = 0  # not listening (yet, or any more): Telegram retries

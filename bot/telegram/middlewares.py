@@ -65,10 +65,18 @@ class UserContextMiddleware(BaseMiddleware):
 class RetryMiddleware(BaseRequestMiddleware):
     """429: wait retry_after and send the same request again; 5xx and network errors: back off."""
 
-    def __init__(self, max_attempts: int = 5, base_delay: float = 0.5, max_delay: float = 30.0):
+    def __init__(
+        self,
+        max_attempts: int = 5,
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        pause: Callable[[float], Awaitable[None]] | None = None,
+    ):
         self.max_attempts = max_attempts
         self.base_delay = base_delay
         self.max_delay = max_delay
+        # The send budget's pause: a 429 stops every sender (every replica, with Redis).
+        self.pause = pause
 
     async def __call__(
         self,
@@ -85,6 +93,8 @@ class RetryMiddleware(BaseRequestMiddleware):
                 if attempt >= self.max_attempts:
                     raise
                 log.warning("429 on %s: waiting %ss", type(method).__name__, exc.retry_after)
+                if self.pause is not None:
+                    await self.pause(exc.retry_after)
                 await asyncio.sleep(exc.retry_after)
             except (TelegramServerError, TelegramNetworkError) as exc:
                 # getUpdates has its own backoff in the dispatcher's polling loop.

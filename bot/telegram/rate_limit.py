@@ -48,14 +48,27 @@ class TokenBucket:
         self.sleep = sleep
         self._tokens = capacity
         self._stamp = clock()
+        self._paused_until = 0.0
         self._order = itertools.count()
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._server: asyncio.Task[None] | None = None
 
-    def _refill(self) -> None:
+    async def take(self) -> float:
+        """Take a token now and return 0, or return how many seconds until one is due (nothing
+        taken). The shared bucket (bot/telegram/shared_limits.py) takes it from Redis."""
         now = self.clock()
+        if now < self._paused_until:
+            return self._paused_until - now
         self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
+        if self._tokens >= 1 - 1e-9:  # the tolerance stops float crumbs from spinning
+            self._tokens = max(0.0, self._tokens - 1)
+            return 0.0
+        return (1 - self._tokens) / self.rate
+
+    async def pause(self, seconds: float) -> None:
+        """Telegram said 429 with retry_after: nothing goes out before it has passed."""
+        self._paused_until = max(self._paused_until, self.clock() + seconds)
 
     async def acquire(self, priority: Priority | None = None) -> None:
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -72,12 +85,13 @@ class TokenBucket:
             if self._waiters[0][2].done():  # its sender was cancelled
                 heapq.heappop(self._waiters)
                 continue
-            self._refill()
-            if self._tokens >= 1 - 1e-9:  # the tolerance stops float crumbs from spinning
-                self._tokens = max(0.0, self._tokens - 1)
-                heapq.heappop(self._waiters)[2].set_result(None)
+            wait = await self.take()
+            if wait <= 0:
+                turn = heapq.heappop(self._waiters)[2]
+                if not turn.done():
+                    turn.set_result(None)
                 continue
-            await self.sleep((1 - self._tokens) / self.rate)
+            await self.sleep(wait)
 
 
 class RateLimitMiddleware(BaseRequestMiddleware):

@@ -18,6 +18,7 @@ from aiogram import Bot, Dispatcher
 from aiogram.types import Update
 from aiohttp import web
 from pydantic import ValidationError
+from redis.asyncio import Redis
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -42,11 +43,13 @@ class WebhookReceiver(InboxReceiver):
         secret: str,
         host: str,
         port: int,
+        redis: Redis | None = None,
         concurrency: int = 64,
         drain_timeout: float = 20.0,
     ):
         super().__init__(dp, bot, inbox, concurrency, drain_timeout)
         self.engine = engine
+        self.redis = redis
         self.url = url
         self.path = urlsplit(url).path or "/"
         self.secret = secret
@@ -54,7 +57,7 @@ class WebhookReceiver(InboxReceiver):
         self.bound_port: int | None = None  # the port listened on (tests ask for port 0)
 
     def app(self) -> web.Application:
-        app = ops_app(self.engine, client_max_size=MAX_BODY)
+        app = ops_app(self.engine, self.redis, client_max_size=MAX_BODY)
         app.router.add_post(self.path, self._update)
         return app
 

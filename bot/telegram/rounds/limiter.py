@@ -11,8 +11,16 @@ import asyncio
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 WINDOW_SECONDS = 60.0
+
+
+class GroupBudget(Protocol):
+    """A group's message budget: this process's (GroupLimiter) or every replica's (Redis)."""
+
+    async def acquire(self, chat_id: int) -> None: ...
+    async def try_acquire(self, chat_id: int) -> bool: ...
 
 
 class GroupLimiter:
@@ -45,7 +53,7 @@ class GroupLimiter:
                 await self.sleep(max(0.01, oldest + WINDOW_SECONDS - self.clock()))
             self._sent[chat_id].append(self.clock())
 
-    def try_acquire(self, chat_id: int) -> bool:
+    async def try_acquire(self, chat_id: int) -> bool:
         """Count a low-priority message if the window has spare room; never waits."""
         if self._locks[chat_id].locked() or (self._used(chat_id) >= self.per_minute - self.reserve):
             return False

@@ -28,7 +28,7 @@ from bot.services.rounds.items import (
 )
 from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds.keyboards import next_keyboard
-from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.rounds.limiter import GroupBudget
 from bot.telegram.rounds.rendering import (
     render_leaderboard,
     render_results,
@@ -41,7 +41,7 @@ ACK_REACTION = "✍"
 
 
 class RoundRunner:
-    def __init__(self, bot: Bot, rounds: RoundService, limiter: GroupLimiter):
+    def __init__(self, bot: Bot, rounds: RoundService, limiter: GroupBudget):
         self.bot = bot
         self.rounds = rounds
         self.limiter = limiter
@@ -197,7 +197,7 @@ class RoundRunner:
 
     async def note(self, chat_id: int, text: str, reply_to: int | None = None) -> bool:
         """A short reply that never delays a round: skipped when the group's budget is tight."""
-        if not self.limiter.try_acquire(chat_id):
+        if not await self.limiter.try_acquire(chat_id):
             log.info("group %s is near its message limit; note skipped", chat_id)
             return False
         reply = ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)

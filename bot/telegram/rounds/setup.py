@@ -7,15 +7,17 @@ import contextlib
 from dataclasses import dataclass, field
 
 from aiogram import Bot, Dispatcher
+from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
 from bot.scoring.service import ScoringService
 from bot.services.rounds import RoundService
 from bot.storage.engine import create_session_factory
-from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.rounds.limiter import GroupBudget, GroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
 from bot.telegram.rounds.ticker import run_ticker
+from bot.telegram.shared_limits import RedisGroupLimiter
 
 
 @dataclass
@@ -38,15 +40,25 @@ class Rounds:
 
 
 def attach_rounds(
-    dp: Dispatcher, bot: Bot, engine: AsyncEngine, scoring: ScoringService, settings: Settings
+    dp: Dispatcher,
+    bot: Bot,
+    engine: AsyncEngine,
+    scoring: ScoringService,
+    settings: Settings,
+    redis: Redis | None = None,
 ) -> Rounds:
+    """`redis`: count each group's messages across replicas (REDIS_URL)."""
     service = RoundService(
         create_session_factory(engine),
         scoring.bank,
         scoring,
         min_seconds=settings.round_min_seconds,
     )
-    runner = RoundRunner(bot, service, GroupLimiter(settings.group_messages_per_minute))
+    per_minute = settings.group_messages_per_minute
+    limiter: GroupBudget = (
+        GroupLimiter(per_minute) if redis is None else RedisGroupLimiter(redis, per_minute)
+    )
+    runner = RoundRunner(bot, service, limiter)
     dp["rounds"] = service
     dp["runner"] = runner
     return Rounds(service, runner, settings.round_tick)
