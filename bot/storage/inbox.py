@@ -1,34 +1,38 @@
 """The inbox of received updates: stored first, handled later, replayed after a crash.
 
-Telegram forgets an update once the next getUpdates carries a higher offset. The poller stores
-each batch here (one commit) before it asks again, and marks an update handled once its handler
-has finished; whatever is stored but not handled when the process dies is handled on restart.
+Telegram forgets an update once the next getUpdates carries a higher offset (or a webhook post
+has its 2xx). The receiver stores each batch here (one commit) before that, claimed by its
+replica, and marks an update handled once its handler has finished; whatever is stored but not
+handled when a replica dies is taken over by a live one (or by itself after a restart).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import utcnow
-from bot.storage.models import ReceivedUpdate
+from bot.storage.models import Lease, ReceivedUpdate
 
 # Telegram keeps an unconfirmed update for 24 hours; a handled one is kept as long, so a
 # redelivered copy is recognised instead of handled twice.
 KEEP_HANDLED = timedelta(hours=24)
+REPLICA = "replica:"  # the prefix of a live replica's lease (bot/storage/leases.py)
 
 
 class UpdateInbox:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]):
         self.sessions = sessions
 
-    async def store(self, updates: Sequence[tuple[int, str]]) -> set[int]:
-        """Store (update_id, payload JSON) pairs in one transaction; return the ids new here
-        (a redelivered update that is already stored is not returned, so it is not handled
-        twice)."""
+    async def store(
+        self, updates: Sequence[tuple[int, str]], claimed_by: str | None = None
+    ) -> set[int]:
+        """Store (update_id, payload JSON) pairs in one transaction, claimed by the replica
+        that will handle them; return the ids new here (a redelivered update that is already
+        stored is not returned, so it is not handled twice)."""
         if not updates:
             return set()
         ids = [update_id for update_id, _ in updates]
@@ -43,20 +47,63 @@ class UpdateInbox:
             fresh = {update_id: payload for update_id, payload in updates if update_id not in known}
             now = utcnow()
             session.add_all(
-                ReceivedUpdate(update_id=update_id, payload=payload, received_at=now)
+                ReceivedUpdate(
+                    update_id=update_id, payload=payload, received_at=now, claimed_by=claimed_by
+                )
                 for update_id, payload in fresh.items()
             )
         return set(fresh)
 
-    async def unhandled(self) -> list[tuple[int, str]]:
-        """What a previous process stored but did not finish, oldest first."""
-        async with self.sessions() as session:
-            rows = await session.execute(
-                select(ReceivedUpdate.update_id, ReceivedUpdate.payload)
-                .where(ReceivedUpdate.handled_at.is_(None))
-                .order_by(ReceivedUpdate.update_id)
+    async def claim_orphans(self, holder: str, now: datetime) -> list[tuple[int, str]]:
+        """Unhandled updates that no live replica is handling (unclaimed, or claimed by one
+        whose `replica:<id>` lease has lapsed: it died or stopped), claimed for `holder`, oldest
+        first. Each claim is a conditional UPDATE, so two replicas never take the same one."""
+        async with self.sessions() as session, session.begin():
+            rows = (
+                await session.execute(
+                    select(
+                        ReceivedUpdate.update_id,
+                        ReceivedUpdate.payload,
+                        ReceivedUpdate.claimed_by,
+                    )
+                    .where(
+                        ReceivedUpdate.handled_at.is_(None),
+                        or_(
+                            ReceivedUpdate.claimed_by.is_(None),
+                            ReceivedUpdate.claimed_by != holder,
+                        ),
+                    )
+                    .order_by(ReceivedUpdate.update_id)
+                )
+            ).all()
+            claimers = {f"{REPLICA}{c}" for _, _, c in rows if c is not None}
+            live = set(
+                (
+                    await session.scalars(
+                        select(Lease.name).where(Lease.name.in_(claimers), Lease.expires_at >= now)
+                    )
+                ).all()
             )
-            return [(update_id, payload) for update_id, payload in rows]
+            taken = []
+            for update_id, payload, claimer in rows:
+                if claimer is not None and f"{REPLICA}{claimer}" in live:
+                    continue
+                won = await session.execute(
+                    update(ReceivedUpdate)
+                    .where(
+                        ReceivedUpdate.update_id == update_id,
+                        ReceivedUpdate.handled_at.is_(None),
+                        (
+                            ReceivedUpdate.claimed_by.is_(None)
+                            if claimer is None
+                            else ReceivedUpdate.claimed_by == claimer
+                        ),
+                    )
+                    .values(claimed_by=holder)
+                )
+                if won.rowcount:  # type: ignore[attr-defined]
+                    taken.append((update_id, payload))
+            return taken
 
     async def mark_handled(self, update_id: int) -> None:
         async with self.sessions() as session, session.begin():

@@ -306,6 +306,20 @@ class ReceivedUpdate(Base):
     payload: Mapped[str] = mapped_column(Text)  # the update as Telegram sent it (JSON)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     handled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    # The replica handling it (bot/telegram/receiver.py); another takes it over once that
+    # replica's lease has lapsed (it died), or at once when it is NULL.
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class Lease(Base):
+    """Something one replica does at a time: held until `expires_at` unless renewed. Names:
+    `replica:<id>` (a live replica's heartbeat), `round:<chat id>` (who runs a group's round)."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(120), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 # --- spaced repetition (issue 13) -------------------------------------------------------------

@@ -1,22 +1,31 @@
 """What both ways of receiving updates share: each update is committed to the inbox before
-Telegram is told it arrived, then handled by the update queue; what a previous process stored
-but did not finish is handled again at start; a stop lets the updates in hand finish."""
+Telegram is told it arrived, claimed by this replica, then handled by the update queue; what a
+replica that died or stopped stored but did not finish is taken over (at start and every few
+seconds); a stop lets the updates in hand finish."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from abc import ABC, abstractmethod
+from datetime import timedelta
 
 from aiogram import Bot, Dispatcher
 from aiogram.types import Update
+from sqlalchemy.exc import SQLAlchemyError
 
-from bot.storage.inbox import UpdateInbox
+from bot.clock import utcnow
+from bot.storage.inbox import REPLICA, UpdateInbox
+from bot.storage.leases import release_lease, take_lease, this_process
 from bot.telegram.update_queue import UpdateQueue
 
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY = 3600.0  # seconds between deletions of old handled updates
+# A replica renews its lease every third of this; this long after it died, another replica (or
+# it, restarted) takes over the updates it had stored but not finished.
+REPLICA_TTL = timedelta(seconds=10)
 
 
 def payload(update: Update) -> str:
@@ -35,6 +44,9 @@ class InboxReceiver(ABC):
         self.dp = dp
         self.bot = bot
         self.inbox = inbox
+        self.sessions = inbox.sessions
+        # Who claims the updates this receiver handles (tests run two in one process).
+        self.replica = f"{this_process()}-{uuid.uuid4().hex[:6]}"
         self.drain_timeout = drain_timeout
         self.queue = UpdateQueue(dp, bot, inbox, concurrency)
         self._stop = asyncio.Event()
@@ -42,19 +54,37 @@ class InboxReceiver(ABC):
     def stop(self) -> None:
         self._stop.set()
 
-    async def replay(self) -> int:
-        """Hand over what a previous process stored but did not finish handling."""
-        left = await self.inbox.unhandled()
+    async def take_over(self) -> int:
+        """Handle what no live replica is handling: left by a replica that died or stopped
+        (this one before a restart included), or never claimed."""
+        left = await self.inbox.claim_orphans(self.replica, utcnow())
         for _, data in left:
             self.queue.put(Update.model_validate_json(data, context={"bot": self.bot}))
         if left:
-            log.info("handling %d update(s) stored before the restart", len(left))
+            log.info("handling %d update(s) left unfinished by a stopped replica", len(left))
         return len(left)
+
+    async def _keep_alive(self) -> None:
+        """Renew this replica's lease (its claims are its own while it lives) and take over
+        the updates of replicas whose lease lapsed."""
+        while True:
+            await asyncio.sleep(REPLICA_TTL.total_seconds() / 3)
+            try:
+                await self._renew()
+                await self.take_over()
+            except SQLAlchemyError:  # the database is back at the next round
+                log.exception("could not renew the replica lease")
+
+    async def _renew(self) -> None:
+        await take_lease(self.sessions, f"{REPLICA}{self.replica}", self.replica, REPLICA_TTL,
+                         utcnow())  # fmt: skip
 
     async def accept(self, updates: list[Update]) -> None:
         """Store updates in one commit, then queue those not seen before (a redelivered copy
         of a stored update is not handled twice). Raises if the commit fails."""
-        fresh = await self.inbox.store([(u.update_id, payload(u)) for u in updates])
+        fresh = await self.inbox.store(
+            [(u.update_id, payload(u)) for u in updates], claimed_by=self.replica
+        )
         for update in updates:
             if update.update_id in fresh:
                 self.queue.put(update)
@@ -68,15 +98,17 @@ class InboxReceiver(ABC):
         (any that do not stay in the inbox for the next start). Cancelled, it stops at once,
         as a kill would."""
         await self.inbox.prune()
-        await self.replay()
+        await self._renew()
+        await self.take_over()
         receive = asyncio.create_task(self.receive(allowed_updates))
         stop = asyncio.create_task(self._stop.wait())
+        alive = asyncio.create_task(self._keep_alive())
         try:
             await asyncio.wait({receive, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (receive, stop):
+            for task in (receive, stop, alive):
                 task.cancel()
-            await asyncio.gather(receive, stop, return_exceptions=True)
+            await asyncio.gather(receive, stop, alive, return_exceptions=True)
             error = None if receive.cancelled() else receive.exception()
             if error is not None or not self._stop.is_set():  # cancelled or broken: at once
                 await self.queue.cancel()
@@ -85,3 +117,5 @@ class InboxReceiver(ABC):
         if not await self.queue.join(self.drain_timeout):
             log.warning("stopping with updates still running; they run again on restart")
         await self.queue.cancel()
+        # Stopped cleanly: what is left unhandled is taken over at once, not after the lease.
+        await release_lease(self.sessions, f"{REPLICA}{self.replica}", self.replica)

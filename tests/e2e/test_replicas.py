@@ -6,10 +6,17 @@ Skipped with the reason where no Redis runs on 127.0.0.1:6379."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from bot.scoring.service import ScoringService
-from tests.e2e.conftest import BotProcess
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.inbox import UpdateInbox
+from bot.storage.leases import take_lease
+from bot.storage.models import ReceivedUpdate
+from tests.e2e.conftest import BotProcess, wait_text
 from tests.e2e.test_webhook import SECRET, free_port
 from tests.fake_telegram import FakeTelegram
 
@@ -53,3 +60,34 @@ async def test_replicas_share_the_global_send_budget(
     finally:
         for bot in replicas:
             await bot.stop()
+
+
+async def test_a_live_replica_takes_over_what_a_dead_one_stored(
+    telegram: FakeTelegram, db_url: str, scoring: ScoringService
+) -> None:
+    """An update a replica acknowledged (stored, claimed) and then died on is handled by the
+    next live replica once the dead one's lease has lapsed; one still alive keeps its own."""
+    engine = create_engine(db_url)
+    sessions = create_session_factory(engine)
+    inbox = UpdateInbox(sessions)
+    user = telegram.user(3100)
+    orphan = {"update_id": 900_001, "message": telegram._message(user, **telegram._text("/help"))}
+    other = telegram.user(3101)
+    kept = {"update_id": 900_002, "message": telegram._message(other, **telegram._text("/help"))}
+    await inbox.store([(900_001, json.dumps(orphan))], claimed_by="dead-replica")
+    await inbox.store([(900_002, json.dumps(kept))], claimed_by="live-replica")
+    now = datetime.now(UTC)
+    await take_lease(sessions, "replica:dead-replica", "dead-replica", timedelta(0), now)
+    await take_lease(sessions, "replica:live-replica", "live-replica", timedelta(hours=1), now)
+    bot = replica(telegram, db_url, scoring, free_port(), None)
+    await bot.start(telegram)
+    try:
+        await wait_text(telegram, 3100, "/interview")  # the dead replica's update, handled
+        # Both were looked at in the same take-over: the live replica's is left to it.
+        async with sessions() as session:
+            row = await session.get(ReceivedUpdate, 900_002)
+            assert row is not None and row.claimed_by == "live-replica" and not row.handled_at
+        assert telegram.bot_messages(3101) == []
+    finally:
+        await bot.stop()
+        await engine.dispose()

@@ -10,12 +10,14 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
+from datetime import timedelta
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyParameters
 from aiogram.utils.formatting import Italic, Text
 
+from bot.clock import utcnow
 from bot.i18n import t
 from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
 from bot.services.rounds import RoundService
@@ -26,6 +28,7 @@ from bot.services.rounds.items import (
     ResultsItem,
     RoundQuestionItem,
 )
+from bot.storage.leases import release_lease, take_lease, this_process
 from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds.keyboards import next_keyboard
 from bot.telegram.rounds.limiter import GroupBudget
@@ -38,6 +41,9 @@ from bot.telegram.rounds.rendering import (
 log = logging.getLogger(__name__)
 
 ACK_REACTION = "✍"
+# How long a replica moving a group's round keeps it without renewing (renewed before every
+# send); a replica that died mid-round is taken over by the ticker elsewhere after this.
+ROUND_LEASE = timedelta(seconds=15)
 
 
 class RoundRunner:
@@ -68,29 +74,46 @@ class RoundRunner:
         except Exception:  # one group's failure must not stop the others; the ticker retries
             log.exception("round step failed in chat %s", chat_id)
 
+    async def _lease(self, chat_id: int) -> bool:
+        """Whether this replica may move the group's round now (taken or renewed)."""
+        return await take_lease(self.rounds.sessions, f"round:{chat_id}", this_process(),
+                                ROUND_LEASE, utcnow())  # fmt: skip
+
     async def pump(self, chat_id: int) -> None:
         async with self._locks[chat_id]:
-            while True:
-                await self.rounds.expire(chat_id)
-                await self.rounds.grade_closed(chat_id)
-                items = await self.rounds.outbox(chat_id)
-                if not items:
+            try:
+                await self._pump(chat_id)
+            finally:  # the next kick, on any replica, may go on at once
+                await release_lease(self.rounds.sessions, f"round:{chat_id}", this_process())
+
+    async def _pump(self, chat_id: int) -> None:
+        while True:
+            # Another replica is moving this round: it (or the ticker, once its lease
+            # lapses) does what is due.
+            if not await self._lease(chat_id):
+                return
+            await self.rounds.expire(chat_id)
+            await self.rounds.grade_closed(chat_id)
+            items = await self.rounds.outbox(chat_id)
+            if not items:
+                return
+            group = await self.rounds.group(chat_id)
+            lang = group.language if group else "en"
+            for item in items:
+                if not await self._lease(chat_id):  # renewed before each send
                     return
-                group = await self.rounds.group(chat_id)
-                lang = group.language if group else "en"
-                for item in items:
-                    try:
-                        message = await self._send(item, lang)
-                    except TelegramForbiddenError:
-                        log.info("bot is no longer in chat %s; ending its round", chat_id)
-                        await self.rounds.bot_removed(chat_id)
-                        return
-                    poll = message.poll if message is not None else None
-                    await self.rounds.mark_sent(
-                        item,
-                        message.message_id if message is not None else None,
-                        poll.id if poll is not None else None,
-                    )
+                try:
+                    message = await self._send(item, lang)
+                except TelegramForbiddenError:
+                    log.info("bot is no longer in chat %s; ending its round", chat_id)
+                    await self.rounds.bot_removed(chat_id)
+                    return
+                poll = message.poll if message is not None else None
+                await self.rounds.mark_sent(
+                    item,
+                    message.message_id if message is not None else None,
+                    poll.id if poll is not None else None,
+                )
 
     async def _send(self, item: GroupItem, lang: str) -> Message | None:
         if isinstance(item, PrivateFeedbackItem):
