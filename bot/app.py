@@ -158,7 +158,8 @@ async def run_bot(
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
     bot = build_bot(settings, redis)  # validates the token before the slow start-up
     services = await build_services(settings, scoring, clock or utcnow)
-    delivery = Delivery(bot, services.interviews)
+    # Webhook replicas may handle one person's updates side by side: their flushes take turns.
+    delivery = Delivery(bot, services.interviews, replicas=settings.bot_mode == "webhook")
     dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
     rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings, redis)
     daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)

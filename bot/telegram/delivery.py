@@ -4,27 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import defaultdict
 from contextlib import nullcontext
+from datetime import timedelta
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import ReplyParameters
 
+from bot.clock import utcnow
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
+from bot.storage.leases import release_lease, take_lease, this_process
 from bot.telegram.callbacks import LearningAction
 from bot.telegram.keyboards import learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
 
 log = logging.getLogger(__name__)
 
+OUTBOX_LEASE = timedelta(seconds=30)  # a flush that outlives this (a dead replica) is over
+
 
 class Delivery:
-    def __init__(self, bot: Bot, interviews: InterviewService):
+    def __init__(self, bot: Bot, interviews: InterviewService, replicas: bool = False):
+        """`replicas`: other processes may flush the same user (webhook replicas), so a flush
+        also holds the user's `outbox:<id>` lease in the database."""
         self.bot = bot
         self.interviews = interviews
+        self.replicas = replicas
+        self.holder = f"{this_process()}-{uuid.uuid4().hex[:6]}"  # tests run two in a process
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def flush(self, user_id: int, lang: str | None = None) -> None:
@@ -33,15 +43,30 @@ class Delivery:
             user = await self.interviews.user(user_id)
             lang = user.language if user else "en"
         async with self._locks[user_id]:
-            replied = False
-            for item in await self.interviews.outbox(user_id):
-                # Under load the send budget goes to others' feedback before this next question:
-                # the user reads their feedback first anyway.
-                follow_up = replied and isinstance(item, QuestionItem)
-                with working_at(Priority.follow_up) if follow_up else nullcontext():
-                    message_id = await self._send(item, lang)
-                await self.interviews.mark_sent(item, message_id)
-                replied = replied or isinstance(item, FeedbackItem)
+            if not self.replicas:
+                await self._flush(user_id, lang)
+                return
+            name = f"outbox:{user_id}"
+            # Wait for a flush on another replica: it may have read the outbox before this
+            # replica's new item, so skipping would leave that item unsent.
+            while not await take_lease(self.interviews.sessions, name, self.holder,
+                                       OUTBOX_LEASE, utcnow()):  # fmt: skip
+                await asyncio.sleep(0.05)
+            try:
+                await self._flush(user_id, lang)
+            finally:
+                await release_lease(self.interviews.sessions, name, self.holder)
+
+    async def _flush(self, user_id: int, lang: str) -> None:
+        replied = False
+        for item in await self.interviews.outbox(user_id):
+            # Under load the send budget goes to others' feedback before this next question:
+            # the user reads their feedback first anyway.
+            follow_up = replied and isinstance(item, QuestionItem)
+            with working_at(Priority.follow_up) if follow_up else nullcontext():
+                message_id = await self._send(item, lang)
+            await self.interviews.mark_sent(item, message_id)
+            replied = replied or isinstance(item, FeedbackItem)
 
     async def _send(self, item: OutboxItem, lang: str) -> int | None:
         try:
