@@ -39,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     practice.add_argument(
         "--review", action="store_true", help="the questions due for review, most overdue first"
     )
+    embed = sub.add_parser(
+        "embed-server", help="serve EMBEDDING_MODEL over HTTP (text-embeddings-inference's API)"
+    )
+    embed.add_argument("--host", default="127.0.0.1")
+    embed.add_argument("--port", type=int, default=8090)
     progress = sub.add_parser("progress", help="your progress: totals, and a chart as a PNG file")
     progress.add_argument("--lang", choices=("ru", "en"), default="en")
     progress.add_argument(
@@ -320,6 +325,18 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
 
         level, count = parse_practice_args(args.args, review=args.review)
         return asyncio.run(practice(settings, args.lang, level, count, review=args.review))
+    if args.command == "embed-server":
+        from bot.scoring.embed_server import serve
+        from bot.scoring.encoder import Encoder
+
+        encoder = Encoder(
+            settings.embedding_model,
+            settings.embedding_device,
+            model_cache_dir=settings.model_cache_dir,
+            precision=settings.embedding_precision,
+        )
+        serve(encoder, args.host, args.port)
+        return 0
     if args.command == "progress":
         from bot.practice import show_progress
 

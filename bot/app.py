@@ -134,7 +134,9 @@ def build_receiver(
     if settings.bot_mode == "webhook":
         url, secret = require_webhook(settings)
         host, port = settings.webhook_host, settings.webhook_port
-        return WebhookReceiver(dp, bot, inbox, engine, url, secret, host, port, redis)
+        return WebhookReceiver(
+            dp, bot, inbox, engine, url, secret, host, port, redis, settings.embeddings_url
+        )
     return InboxPoller(dp, bot, inbox, settings.polling_timeout)
 
 
@@ -175,7 +177,7 @@ async def run_bot(
         receiver = build_receiver(settings, dp, bot, services.engine, redis)
         if settings.bot_mode == "polling" and settings.metrics_port is not None:
             host, port = settings.metrics_host, settings.metrics_port
-            ops = OpsServer(services.engine, host, port, redis)
+            ops = OpsServer(services.engine, host, port, redis, settings.embeddings_url)
             await ops.start()
         if handle_signals:
             loop = asyncio.get_running_loop()

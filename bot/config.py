@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=0, le=65535)  # also serves /healthz, /metrics
+    # An embedding server speaking text-embeddings-inference's API (or `python -m bot
+    # embed-server`), shared by replicas; unset: the model runs in the bot's grading process.
+    embeddings_url: str | None = None
     # Telegram's limits shared by every replica (redis://host:6379/0); unset: per process.
     redis_url: str | None = None
     # Polling mode: where /healthz and /metrics are served; unset: not served.
@@ -104,7 +107,7 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
 
-    @field_validator("metrics_port", "redis_url", mode="before")
+    @field_validator("metrics_port", "redis_url", "embeddings_url", mode="before")
     @classmethod
     def _unset(cls, value: object) -> object:
         return None if value == "" else value

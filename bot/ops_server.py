@@ -1,5 +1,5 @@
-"""The operators' HTTP endpoints: `GET /healthz` (the database, and Redis when configured,
-answer: 200, else 503) and
+"""The operators' HTTP endpoints: `GET /healthz` (the database, and Redis and the embedding
+service when configured, answer: 200, else 503) and
 `GET /metrics` (Prometheus). Served on the webhook's port in webhook mode, and on METRICS_PORT
 in polling mode when it is set."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable
 
-from aiohttp import web
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -52,7 +52,7 @@ async def exposition(engine: AsyncEngine) -> bytes:
 async def _check(probe: Awaitable[object]) -> str:
     try:
         await probe
-    except (SQLAlchemyError, RedisError, OSError) as exc:
+    except (SQLAlchemyError, RedisError, ClientError, OSError, TimeoutError) as exc:
         return f"error: {type(exc).__name__}"
     return "ok"
 
@@ -62,15 +62,26 @@ async def _select_one(engine: AsyncEngine) -> None:
         await conn.execute(text("SELECT 1"))
 
 
+async def _get_ok(url: str) -> None:
+    timeout = ClientTimeout(total=3)
+    async with ClientSession(timeout=timeout) as client, client.get(url) as reply:
+        reply.raise_for_status()
+
+
 def ops_app(
-    engine: AsyncEngine, redis: Redis | None = None, client_max_size: int = 1 << 20
+    engine: AsyncEngine,
+    redis: Redis | None = None,
+    embeddings_url: str | None = None,
+    client_max_size: int = 1 << 20,
 ) -> web.Application:
-    """`redis`: checked by /healthz too (REDIS_URL)."""
+    """`redis`, `embeddings_url`: checked by /healthz too when configured."""
 
     async def health(request: web.Request) -> web.Response:
         report = {"database": await _check(_select_one(engine))}
         if redis is not None:
             report["redis"] = await _check(redis.ping())
+        if embeddings_url:
+            report["embeddings"] = await _check(_get_ok(f"{embeddings_url.rstrip('/')}/health"))
         healthy = all(value == "ok" for value in report.values())
         return web.json_response(report, status=200 if healthy else 503)
 
@@ -91,8 +102,15 @@ def ops_app(
 class OpsServer:
     """The endpoints on their own port (polling mode)."""
 
-    def __init__(self, engine: AsyncEngine, host: str, port: int, redis: Redis | None = None):
-        self.runner = web.AppRunner(ops_app(engine, redis), access_log=None)
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        host: str,
+        port: int,
+        redis: Redis | None = None,
+        embeddings_url: str | None = None,
+    ):
+        self.runner = web.AppRunner(ops_app(engine, redis, embeddings_url), access_log=None)
         self.host, self.port = host, port
 
     async def start(self) -> None:

@@ -230,6 +230,12 @@ class Encoder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack(rows)
 
+    def embed_raw(self, texts: list[str]) -> np.ndarray:
+        """Vectors of texts exactly as given (no prefix, nothing remembered): what an
+        embedding server answers (bot/scoring/embed_server.py)."""
+        with self._lock:
+            return self._forward(texts)
+
     def _forward(
         self, inputs: list[str], progress: Callable[[int], object] | None = None
     ) -> np.ndarray:

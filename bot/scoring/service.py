@@ -36,6 +36,7 @@ from bot.scoring import worker as grading_worker
 from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
+from bot.scoring.remote_encoder import RemoteEncoder
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,10 @@ class ScoringService:
         precision: str = "auto",
         worker: Worker = "thread",
         threads: int | None = None,
+        embeddings_url: str | None = None,
     ):
+        """`embeddings_url`: vectors from an embedding server (TEI's API) instead of a model
+        loaded here; the grading around them stays in this service."""
         # What a grading process needs to build the same service.
         self._config: dict[str, Any] = {
             "bank": bank,
@@ -104,6 +108,7 @@ class ScoringService:
             "model_cache_dir": model_cache_dir,
             "precision": precision,
             "threads": threads,
+            "embeddings_url": embeddings_url,
         }
         self.worker = worker
         self._pool: ProcessPoolExecutor | None = None
@@ -115,6 +120,7 @@ class ScoringService:
         self._device = device
         self._model_cache_dir = model_cache_dir
         self._cache_dir = cache_dir
+        self._embeddings_url = embeddings_url
         self.max_batch = max_batch
         self._options = options
         # One thread: the model is not shared between threads, and torch uses the cores itself.
@@ -148,6 +154,7 @@ class ScoringService:
             precision=settings.embedding_precision,
             worker=settings.grader_worker if serving else "thread",
             threads=settings.grader_threads if serving else None,
+            embeddings_url=settings.embeddings_url,
         )
 
     # --- where the model runs -----------------------------------------------------------------
@@ -201,13 +208,18 @@ class ScoringService:
         if self._grader is None:
             # Loading and the bank's warm-up come before the bot serves anyone: every core.
             set_cpu_threads(None if self._threads is None else os.cpu_count() or 1)
-            encoder = Encoder(
-                self._model,
-                self._device,
-                model_cache_dir=self._model_cache_dir,
-                precision=self._precision,
-            )
-            path = self.cache_path(encoder.device)
+            encoder: Encoder
+            if self._embeddings_url:
+                encoder = RemoteEncoder(self._embeddings_url, self._model)
+                path = None  # the server computes the bank in one pass at start
+            else:
+                encoder = Encoder(
+                    self._model,
+                    self._device,
+                    model_cache_dir=self._model_cache_dir,
+                    precision=self._precision,
+                )
+                path = self.cache_path(encoder.device)
             cold = False
             if path is not None:
                 stored = load_vectors(path)

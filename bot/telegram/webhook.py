@@ -44,12 +44,14 @@ class WebhookReceiver(InboxReceiver):
         host: str,
         port: int,
         redis: Redis | None = None,
+        embeddings_url: str | None = None,
         concurrency: int = 64,
         drain_timeout: float = 20.0,
     ):
         super().__init__(dp, bot, inbox, concurrency, drain_timeout)
         self.engine = engine
         self.redis = redis
+        self.embeddings_url = embeddings_url
         self.url = url
         self.path = urlsplit(url).path or "/"
         self.secret = secret
@@ -57,7 +59,7 @@ class WebhookReceiver(InboxReceiver):
         self.bound_port: int | None = None  # the port listened on (tests ask for port 0)
 
     def app(self) -> web.Application:
-        app = ops_app(self.engine, self.redis, client_max_size=MAX_BODY)
+        app = ops_app(self.engine, self.redis, self.embeddings_url, client_max_size=MAX_BODY)
         app.router.add_post(self.path, self._update)
         return app
 

@@ -1,0 +1,81 @@
+"""Sentence vectors from an embedding server (EMBEDDINGS_URL) instead of a model in this process:
+any server speaking the API of Hugging Face's text-embeddings-inference (`POST /embed` with
+`{"inputs": [...], "normalize": true, "truncate": true}` -> a list of vectors), such as TEI on a
+GPU shared by every replica, or `python -m bot embed-server`.
+
+The model's own conventions stay on this side: E5's "query: " prefix is added here, as the
+in-process encoder does, so the server sees exactly the text the local model would. Grading
+bank questions needs nothing else; reference-answer mode aligns tokens and so needs the model in
+the process.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable
+from threading import Lock
+
+import numpy as np
+
+from bot.scoring.encoder import Encoder, Span, TokenVectors, query_prefix
+
+CHUNK = 256  # texts per request (TEI's default max_client_batch_size is 32 or more)
+
+
+class EmbeddingServiceError(RuntimeError):
+    pass
+
+
+class RemoteEncoder(Encoder):
+    # Encoder's caching and `encode` are reused as they are; only the forward pass is remote.
+    def __init__(  # no local model: Encoder.__init__ is not called
+        self, url: str, model: str, timeout: float = 60.0, cache_size: int = 50_000
+    ):
+        self.url = url.rstrip("/")
+        self.name = model
+        self.device = "remote"
+        self.precision = "remote"
+        self.timeout = timeout
+        self.prefix = query_prefix(model)
+        self._cache: dict[str, np.ndarray] = {}
+        self._token_cache: dict[str, TokenVectors] = {}
+        self._cache_size = cache_size
+        self._lock = Lock()
+        self.dimension = int(self._post([self.prefix + "dimension"]).shape[1])
+
+    def _post(self, inputs: list[str]) -> np.ndarray:
+        body = json.dumps({"inputs": inputs, "normalize": True, "truncate": True}).encode()
+        request = urllib.request.Request(
+            f"{self.url}/embed", data=body, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                vectors = json.loads(reply.read())
+        except (OSError, ValueError) as exc:
+            raise EmbeddingServiceError(f"embedding service at {self.url}: {exc}") from exc
+        return np.asarray(vectors, dtype=np.float32).reshape(len(inputs), -1)
+
+    def _forward(
+        self, inputs: list[str], progress: Callable[[int], object] | None = None
+    ) -> np.ndarray:
+        parts = []
+        for start in range(0, len(inputs), CHUNK):
+            chunk = inputs[start : start + CHUNK]
+            parts.append(self._post(chunk))
+            if progress is not None:
+                progress(len(chunk))
+        result = np.concatenate(parts) if parts else np.zeros((0, self.dimension), np.float32)
+        norms = np.linalg.norm(result, axis=1, keepdims=True)
+        return result / np.maximum(norms, 1e-12)
+
+    def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
+        raise EmbeddingServiceError(
+            "reference-answer grading aligns tokens: run it with the model in the process "
+            "(unset EMBEDDINGS_URL)"
+        )
+
+    def encode_spans(
+        self, texts: list[str], spans: list[list[Span]]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        raise EmbeddingServiceError("GRADER_ONE_PASS needs the model in the process")

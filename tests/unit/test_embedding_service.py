@@ -1,0 +1,101 @@
+"""The grader through an embedding server (`python -m bot embed-server`, text-embeddings-
+inference's API) grades as it does with the model in the process: same model, same scores."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bot.content.loader import QuestionBank
+from bot.scoring.embed_server import MAX_CLIENT_BATCH, EmbedServer
+from bot.scoring.grader import Grader
+from bot.scoring.remote_encoder import EmbeddingServiceError, RemoteEncoder
+from bot.scoring.service import ScoringService
+
+EVAL = Path(__file__).resolve().parents[2] / "content" / "eval"
+
+
+@pytest.fixture
+async def server(grader: Grader) -> AsyncIterator[str]:
+    """The server on the suite's model (its in-process encoder, the same weights)."""
+    runner = web.AppRunner(EmbedServer(grader.encoder).app())
+    await runner.setup()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    yield f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+def labelled(bank: QuestionBank, count: int) -> list[tuple[str, str, str]]:
+    rows = []
+    for path in sorted(EVAL.glob("*.jsonl"))[:2]:
+        for line in path.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            rows.append((row["question"], row["answer"], row["lang"]))
+    return rows[:count]
+
+
+async def test_remote_grades_match_in_process(
+    server: str, grader: Grader, bank: QuestionBank
+) -> None:
+    jobs = [(bank.get(q), a, lang) for q, a, lang in labelled(bank, 40)]
+    assert all(question is not None for question, _, _ in jobs)
+    local = grader.grade_many(jobs)  # type: ignore[arg-type]
+
+    def remote_grades() -> list[float]:
+        # Blocking HTTP, as in the grading worker: off this test's event loop.
+        encoder = RemoteEncoder(server, grader.encoder.name)
+        remote = Grader(encoder, list(bank))
+        return [r.score for r in remote.grade_many(jobs)]  # type: ignore[arg-type]
+
+    remote = await asyncio.to_thread(remote_grades)
+    differences = [abs(a.score - b) for a, b in zip(local, remote, strict=True)]
+    assert max(differences) <= 0.1, differences
+
+
+async def test_the_api_and_its_errors(server: str) -> None:
+    async with aiohttp.ClientSession() as client:
+        async with client.post(f"{server}/embed", json={"inputs": "one text"}) as reply:
+            vectors = await reply.json()
+            assert reply.status == 200 and len(vectors) == 1 and len(vectors[0]) > 100
+        async with client.post(f"{server}/embed", json={"inputs": []}) as reply:
+            assert reply.status == 422
+        async with client.post(f"{server}/embed", json={"text": "x"}) as reply:
+            assert reply.status == 422
+        many = {"inputs": ["x"] * (MAX_CLIENT_BATCH + 1)}
+        async with client.post(f"{server}/embed", json=many) as reply:
+            assert reply.status == 413
+        together = await asyncio.gather(
+            *(client.post(f"{server}/embed", json={"inputs": [f"text {i}"]}) for i in range(8))
+        )
+        assert all(r.status == 200 for r in together)  # micro-batched, each its own answer
+        for r in together:
+            r.release()
+        async with client.get(f"{server}/info") as reply:
+            assert (await reply.json())["max_client_batch_size"] == MAX_CLIENT_BATCH
+
+
+async def test_an_unreachable_service_says_where(bank: QuestionBank) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again: nothing listens there
+    with pytest.raises(EmbeddingServiceError, match=f"127.0.0.1:{port}"):
+        await asyncio.to_thread(RemoteEncoder, f"http://127.0.0.1:{port}", "bundled")
+
+
+async def test_the_service_is_used_when_configured(server: str, bank: QuestionBank) -> None:
+    scoring = ScoringService(bank, "bundled", "cpu", embeddings_url=server)
+    try:
+        grader = await asyncio.to_thread(scoring.grader)
+        assert grader.encoder.device == "remote"
+    finally:
+        scoring.close()
