@@ -1,5 +1,5 @@
-"""CLI: run, practice, progress, warm, grade, eval, train, bench, questions, content, stats,
-model."""
+"""CLI: run, migrate, practice, progress, warm, grade, eval, train, bench, questions, content,
+stats, model, embed-server."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="run the Telegram bot (long polling; applies migrations)")
+    sub.add_parser("migrate", help="apply the database migrations to DATABASE_URL and exit")
     practice = sub.add_parser("practice", help="a mock interview in the terminal")
     practice.add_argument("args", nargs="*", help="[junior|middle|senior] [N]")
     practice.add_argument("--lang", choices=("ru", "en"), default="en")
@@ -325,6 +326,12 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
 
         level, count = parse_practice_args(args.args, review=args.review)
         return asyncio.run(practice(settings, args.lang, level, count, review=args.review))
+    if args.command == "migrate":
+        from bot.storage.migrations import upgrade
+
+        upgrade(settings.database_url)
+        print(f"database at the latest revision: {settings.database_url.split('@')[-1]}")
+        return 0
     if args.command == "embed-server":
         from bot.scoring.embed_server import serve
         from bot.scoring.encoder import Encoder
