@@ -164,6 +164,7 @@ class FakeTelegram:
         self._fetched_offset = 0
         self._polled = time.monotonic()
         self._pusher: asyncio.Task[None] | None = None
+        self._webhook_tries: dict[int, int] = {}
 
     # --- server lifecycle ---------------------------------------------------------------------
 
@@ -624,7 +625,9 @@ class FakeTelegram:
                     continue
                 update, hook = ready[0], self.webhook
                 targets = self.webhook_targets or [hook["url"]]
-                url = targets[update["update_id"] % len(targets)]
+                # A load balancer sends a failed post to the next replica (a dead one is skipped).
+                tries = self._webhook_tries.get(update["update_id"], 0)
+                url = targets[(update["update_id"] + tries) % len(targets)]
                 headers = {}
                 if hook.get("secret_token"):
                     headers["X-Telegram-Bot-Api-Secret-Token"] = hook["secret_token"]
@@ -638,6 +641,7 @@ class FakeTelegram:
                     self.handed_out.append(update["update_id"])
                     self.updates.remove(update)
                 else:
+                    self._webhook_tries[update["update_id"]] = tries + 1
                     await asyncio.sleep(0.05)
 
     async def _m_close(self, params: dict[str, Any]) -> bool:
