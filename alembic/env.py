@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 
-from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from alembic import context
 from bot.storage.engine import create_engine
 from bot.storage.models import Base
 
 config = context.config
+MIGRATION_LOCK = 0x6D6F636B  # any constant shared by every replica of this bot ("mock")
 target_metadata = Base.metadata
 
 
@@ -32,6 +34,10 @@ def run_migrations_offline() -> None:
 def _run(connection: Connection) -> None:
     context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # Replicas starting together: one migrates, the others wait here, then find the
+            # schema current. Released when this transaction ends.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 

@@ -11,6 +11,8 @@ bot's peak RSS; exits 1 if an answer was lost or duplicated, 2 if the run did no
 
     .venv/bin/python benchmarks/concurrent_users.py               # 50 users, cold bank vectors
     .venv/bin/python benchmarks/concurrent_users.py --users 5 --cache-dir data/cache  # warm
+    .venv/bin/python benchmarks/concurrent_users.py --users 1000 --questions 1 --replicas 3 \
+        --database-url postgresql+asyncpg://postgres@127.0.0.1/bench --redis-url redis://127.0.0.1
     GRADER_ONE_PASS=true .venv/bin/python benchmarks/concurrent_users.py --model bundled --lang ru
 """
 
@@ -23,6 +25,7 @@ import multiprocessing as mp
 import os
 import platform
 import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -135,8 +138,12 @@ async def scenario(fake: Any, users: Users, o: dict[str, Any], report: dict[str,
     began = time.monotonic()
     # Ready: the four command menus are set and getUpdates was called (bot/app.py: the grader
     # is loaded and the bank's vectors computed before either). serve() enforces --timeout.
+    replicas = max(1, len(o["ports"]))
     await fake.wait_for(
-        lambda s: len(s.sent(method="setMyCommands")) >= 4 and s.poll_offsets, o["timeout"] + 60
+        lambda s: (
+            len(s.sent(method="setMyCommands")) >= 4 * replicas and (s.poll_offsets or s.webhook)
+        ),
+        o["timeout"] + 60,
     )
     report["ready_s"] = time.monotonic() - began
     await users.interview(WARMUP_ID, 1, 0.0, random.Random(0))  # first grade's one-off costs
@@ -159,6 +166,8 @@ async def serve(conn: Any, o: dict[str, Any], abort: Any) -> None:
     from tests.fake_telegram import FakeTelegram
 
     fake = FakeTelegram(global_rate=o["limit"] or None)
+    # Webhook replicas: the fake posts to them in turn, as a load balancer would.
+    fake.webhook_targets = [f"http://127.0.0.1:{p}/telegram/hook" for p in o["ports"]]
     # content/eval and content/heldout together hold written answers for every bank question.
     samples = [
         s
@@ -219,6 +228,12 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def cpu_name() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -248,13 +263,20 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=30, help="the fake's global messages/s")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=300.0, help="for the whole run, s")
+    parser.add_argument(
+        "--replicas", type=int, default=0,
+        help="0: one bot polling; N: N bots in webhook mode behind the fake's load balancer",
+    )  # fmt: skip
+    parser.add_argument("--database-url", help="DATABASE_URL (default: a fresh SQLite file)")
+    parser.add_argument("--redis-url", help="REDIS_URL for the replicas' shared limits")
     args = parser.parse_args()
+    options = {**vars(args), "ports": [free_port() for _ in range(args.replicas)]}
     from bot.config import DEFAULT_MODEL
 
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
     abort = ctx.Event()
-    server = ctx.Process(target=fake_server, args=(child, vars(args), abort), daemon=True)
+    server = ctx.Process(target=fake_server, args=(child, options, abort), daemon=True)
     server.start()
     api_url = parent.recv()
     report: dict[str, Any] | None = None
@@ -266,7 +288,8 @@ def main() -> int:
             **os.environ,  # passes GRADER_*, SEND_RATE, EMBEDDING_DEVICE… through unchanged
             "BOT_TOKEN": "123456:TEST-TOKEN",  # FakeTelegram's default token
             "TELEGRAM_API_URL": api_url,
-            "DATABASE_URL": f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}",  # migrated on start
+            # migrated on start
+            "DATABASE_URL": args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}",
             "EMBEDDING_CACHE_DIR": str(Path(args.cache_dir or Path(tmp) / "cache").resolve()),
             "HF_HUB_OFFLINE": "1",
         }
@@ -275,27 +298,39 @@ def main() -> int:
         # Stopping waits for the long poll in flight; a poll returns as soon as an update
         # arrives, so a short timeout speeds up shutdown without changing any latency.
         env.setdefault("POLLING_TIMEOUT", "1")
+        if args.redis_url:
+            env["REDIS_URL"] = args.redis_url
         log = Path(tmp) / "bot.log"
+        bots = []
         with log.open("wb") as out:
-            bot = subprocess.Popen(
-                [sys.executable, "-m", "bot", "run"], cwd=ROOT, env=env, stdout=out, stderr=out
-            )
+            for port in options["ports"] or [None]:
+                extra = {} if port is None else {
+                    "BOT_MODE": "webhook", "WEBHOOK_URL": "https://bench.invalid/telegram/hook",
+                    "WEBHOOK_SECRET": "bench-secret", "WEBHOOK_HOST": "127.0.0.1",
+                    "WEBHOOK_PORT": str(port),
+                }  # fmt: skip
+                bots.append(
+                    subprocess.Popen([sys.executable, "-m", "bot", "run"], cwd=ROOT,
+                                     env={**env, **extra}, stdout=out, stderr=out)
+                )  # fmt: skip
         try:
             guard = time.monotonic() + args.timeout + 60  # the child stops itself at --timeout
             while not parent.poll(0.5) and time.monotonic() < guard and server.is_alive():
-                if bot.poll() is not None:
+                if any(bot.poll() is not None for bot in bots):
                     abort.set()
             report = parent.recv() if parent.poll() else None
-            rss = peak_rss_mib(bot.pid)
-            grading = [peak_rss_mib(child) or 0.0 for child in children(bot.pid)]
-            died = bot.poll()  # an exit code here: the bot stopped on its own
+            rss = sum(peak_rss_mib(bot.pid) or 0.0 for bot in bots)
+            grading = [peak_rss_mib(c) or 0.0 for bot in bots for c in children(bot.pid)]
+            died = next((bot.poll() for bot in bots if bot.poll() is not None), None)
         finally:
-            bot.terminate()
-            try:
-                bot.wait(20)
-            except subprocess.TimeoutExpired:
-                bot.kill()
-                bot.wait()
+            for bot in bots:
+                bot.terminate()
+            for bot in bots:
+                try:
+                    bot.wait(20)
+                except subprocess.TimeoutExpired:
+                    bot.kill()
+                    bot.wait()
             with contextlib.suppress(OSError):
                 parent.send("stop")
             server.join(10)
@@ -317,6 +352,9 @@ def main() -> int:
     row("bot ready after", f"{report.get('ready_s', nan):.1f} s (warm-up answer ", end="")
     print(f"{report.get('warmup_s', nan):.1f} s, not counted)")
     row("users", f"{args.users} × {args.questions} questions, think 0–{args.think:g} s")
+    where = f"{args.replicas} webhook replicas" if args.replicas else "one bot, polling"
+    row("bots", f"{where}; database {env['DATABASE_URL'].split(':')[0]}"
+        + (", Redis" if args.redis_url else ""))  # fmt: skip
     row("answers graded", f"{n} of {report['answered']} sent", end=" ")
     print(f"({report['labelled']} from content/eval and content/heldout, the rest model answers)")
     if n:
@@ -329,7 +367,7 @@ def main() -> int:
     row("lost", report["lost"])
     row("duplicated", report["duplicated"])
     row("429 from the fake", f"{report['rejected_429']} (fake allows {args.limit}/s)")
-    row("bot peak RSS", f"{rss:.0f} MiB" if rss else "n/a")
+    row("bots' peak RSS", f"{rss:.0f} MiB in all" if rss else "n/a")
     if grading:
         row("grading process peak RSS", " + ".join(f"{g:.0f} MiB" for g in grading))
     for label, items in (("unmatched", report["unmatched"]), ("user errors", report["errors"])):

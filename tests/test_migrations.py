@@ -40,3 +40,43 @@ def test_migrations_match_models(tmp_path: Path) -> None:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+async def test_replicas_starting_together_migrate_once() -> None:
+    """Three `python -m bot migrate` processes on one fresh PostgreSQL database at once (replicas
+    started together): one migrates, the others wait for it, none fails. (Processes, not
+    threads: Alembic's context is global to a process.)"""
+    import asyncio
+    import os
+    import sys
+    import uuid
+
+    import pytest
+
+    from tests.conftest import _pg_admin
+
+    name = f"bot_race_{uuid.uuid4().hex[:10]}"
+    try:
+        await _pg_admin(f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
+        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 unusable: {exc!r}")
+    try:
+        env = {**os.environ, "DATABASE_URL": f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"}
+        runs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bot",
+                "migrate",
+                env=env,
+                cwd=Path(__file__).parents[1],
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            for _ in range(3)
+        ]
+        outputs = await asyncio.gather(*(run.communicate() for run in runs))
+        for run, (out, _) in zip(runs, outputs, strict=True):
+            assert run.returncode == 0, out.decode()[-2000:]
+    finally:
+        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
