@@ -178,12 +178,15 @@ class InterviewService(InterviewOutbox):
         return StartResult(same.id, same.level, len(same.question_ids), False, replayed=True)
 
     async def _replace_active(self, repo: Repo, user_id: int) -> bool:
-        """Stop the user's running interview, if any: a new one replaces it."""
-        old = await repo.interviews.active_for(user_id)
-        if old is None:
+        """Stop the user's running interview, if any: a new one replaces it (no summary)."""
+        return await self._end_active(repo, user_id, InterviewStatus.stopped)
+
+    async def _end_active(self, repo: Repo, user_id: int, status: str) -> bool:
+        interview = await repo.interviews.active_for(user_id)
+        if interview is None:
             return False
-        await repo.asked.close_open(old.id, AskStatus.closed)
-        old.status, old.finished_at = InterviewStatus.stopped, self.clock()
+        await repo.asked.close_open(interview.id, AskStatus.closed)
+        interview.status, interview.finished_at = status, self.clock()
         return True
 
     async def _create(
@@ -232,14 +235,9 @@ class InterviewService(InterviewOutbox):
             interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
 
     async def stop(self, user_id: int) -> bool:
+        """End the running interview early; its summary is owed (finishing)."""
         async with self.sessions() as session, session.begin():
-            repo = Repo(session)
-            interview = await repo.interviews.active_for(user_id)
-            if interview is None:
-                return False
-            await repo.asked.close_open(interview.id, AskStatus.closed)
-            interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
-            return True
+            return await self._end_active(Repo(session), user_id, InterviewStatus.finishing)
 
     async def skip(
         self,
