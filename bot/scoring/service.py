@@ -409,4 +409,8 @@ class ScoringService:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            # Waiting lets the pool's manager thread finish: left running, Python 3.11's exit
+            # hook may write to its closed wake-up pipe and print "Bad file descriptor".
+            self._pool.shutdown(wait=True, cancel_futures=True)
         self._discard_pool()
