@@ -20,9 +20,14 @@ from bot.storage.models import Lease
 
 
 @cache
-def this_process() -> str:
-    """This process's name as a lease holder: new at every start, unique across hosts."""
+def _this_process() -> str:
     return f"{socket.gethostname()[:30]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def new_holder() -> str:
+    """A lease holder's name: this process's (new at every start, unique across hosts) and
+    one object's in it (tests run two replicas in one process)."""
+    return f"{_this_process()}-{uuid.uuid4().hex[:6]}"
 
 
 async def take_lease(

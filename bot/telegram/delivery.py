@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections import defaultdict
 from contextlib import nullcontext
 from datetime import timedelta
@@ -17,7 +16,7 @@ from bot.clock import utcnow
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
-from bot.storage.leases import release_lease, take_lease, this_process
+from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.callbacks import LearningAction
 from bot.telegram.keyboards import learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -34,7 +33,7 @@ class Delivery:
         self.bot = bot
         self.interviews = interviews
         self.replicas = replicas
-        self.holder = f"{this_process()}-{uuid.uuid4().hex[:6]}"  # tests run two in a process
+        self.holder = new_holder()
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def flush(self, user_id: int, lang: str | None = None) -> None:

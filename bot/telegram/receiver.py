@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from abc import ABC, abstractmethod
 from datetime import timedelta
 
@@ -17,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.clock import utcnow
 from bot.storage.inbox import REPLICA, UpdateInbox
-from bot.storage.leases import release_lease, take_lease, this_process
+from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.update_queue import UpdateQueue
 
 log = logging.getLogger(__name__)
@@ -45,8 +44,7 @@ class InboxReceiver(ABC):
         self.bot = bot
         self.inbox = inbox
         self.sessions = inbox.sessions
-        # Who claims the updates this receiver handles (tests run two in one process).
-        self.replica = f"{this_process()}-{uuid.uuid4().hex[:6]}"
+        self.replica = new_holder()  # who claims the updates this receiver handles
         self.drain_timeout = drain_timeout
         self.queue = UpdateQueue(dp, bot, inbox, concurrency)
         self._stop = asyncio.Event()

@@ -28,7 +28,7 @@ from bot.services.rounds.items import (
     ResultsItem,
     RoundQuestionItem,
 )
-from bot.storage.leases import release_lease, take_lease, this_process
+from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds.keyboards import next_keyboard
 from bot.telegram.rounds.limiter import GroupBudget
@@ -51,6 +51,7 @@ class RoundRunner:
         self.bot = bot
         self.rounds = rounds
         self.limiter = limiter
+        self.holder = new_holder()  # of the per-group round leases
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -76,7 +77,7 @@ class RoundRunner:
 
     async def _lease(self, chat_id: int) -> bool:
         """Whether this replica may move the group's round now (taken or renewed)."""
-        return await take_lease(self.rounds.sessions, f"round:{chat_id}", this_process(),
+        return await take_lease(self.rounds.sessions, f"round:{chat_id}", self.holder,
                                 ROUND_LEASE, utcnow())  # fmt: skip
 
     async def pump(self, chat_id: int) -> None:
@@ -84,7 +85,7 @@ class RoundRunner:
             try:
                 await self._pump(chat_id)
             finally:  # the next kick, on any replica, may go on at once
-                await release_lease(self.rounds.sessions, f"round:{chat_id}", this_process())
+                await release_lease(self.rounds.sessions, f"round:{chat_id}", self.holder)
 
     async def _pump(self, chat_id: int) -> None:
         while True:
