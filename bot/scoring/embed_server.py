@@ -8,13 +8,16 @@ part of text-embeddings-inference's API the bot uses, for where TEI cannot run:
 Vectors are always L2-normalised (`normalize` is accepted and has no other value here).
 Requests that arrive together are micro-batched: one model pass for all their texts, in a
 worker thread (the event loop keeps accepting requests). Texts are encoded exactly as given:
-the client adds a model's prefix (RemoteEncoder does).
+the client adds a model's prefix (RemoteEncoder does). Vectors already computed are answered from
+memory (a bounded LRU, `memo_size` texts): every replica sends the whole bank at warm-up, and
+only the first one's costs a model pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 
 MAX_CLIENT_BATCH = 512  # inputs per request, as TEI's --max-client-batch-size
 MAX_BATCH_TEXTS = 1024  # texts per model pass across requests
+MEMO_SIZE = 100_000  # vectors kept (384 floats each: ~150 MiB at most)
 
 
 @dataclass
@@ -35,10 +39,13 @@ class _Request:
 
 
 class EmbedServer:
-    def __init__(self, encoder: Encoder):
+    def __init__(self, encoder: Encoder, memo_size: int = MEMO_SIZE):
         self.encoder = encoder
         self._pending: list[_Request] = []
         self._worker: asyncio.Task[None] | None = None
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memo_size = memo_size
+        self.computed = 0  # texts that needed a model pass (the rest came from the memo)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=16 << 20)
@@ -79,20 +86,30 @@ class EmbedServer:
                 batch.append(request)
                 held += len(request.texts)
             texts = [t for r in batch for t in r.texts]
+            found = {t: self._memo[t] for t in texts if t in self._memo}
+            missing = [t for t in dict.fromkeys(texts) if t not in found]
             try:
-                vectors = await asyncio.to_thread(self.encoder.embed_raw, texts)
+                if missing:
+                    vectors = await asyncio.to_thread(self.encoder.embed_raw, missing)
+                    found.update(zip(missing, vectors, strict=True))
+                    self.computed += len(missing)
             except Exception as exc:  # every waiting request gets the error, none hangs
-                log.exception("embedding %d texts failed", len(texts))
+                log.exception("embedding %d texts failed", len(missing))
                 for r in batch:
                     if not r.reply.done():
                         r.reply.set_exception(exc)
                 continue
-            start = 0
+            self._keep(found)
             for r in batch:
-                part = vectors[start : start + len(r.texts)]
-                start += len(r.texts)
                 if not r.reply.done():
-                    r.reply.set_result(part)
+                    r.reply.set_result(np.stack([found[t] for t in r.texts]))
+
+    def _keep(self, vectors: dict[str, np.ndarray]) -> None:
+        for text, vector in vectors.items():  # most recently used last
+            self._memo[text] = vector
+            self._memo.move_to_end(text)
+        while len(self._memo) > self._memo_size:
+            self._memo.popitem(last=False)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)

@@ -1,30 +1,39 @@
 """Three `python -m bot run` replicas in webhook mode on PostgreSQL and Redis, behind one URL
 (the fake Bot API spreads its posts over them and, like a load balancer, moves a failed post
-to the next one). A hundred people take an interview and a group plays a round; one replica is
-SIGKILLed mid-run. Every answer is graded once and answered once, the round finishes on the
-others, and the fake's global limit (30 messages a second) never answers 429. Skipped with the
-reason where PostgreSQL or Redis does not run."""
+to the next one), grading through one shared `python -m bot embed-server` (EMBEDDINGS_URL).
+Daily questions fall due as they start; then 200 people take an interview and a group plays a
+round; one replica is SIGKILLed mid-run. Every daily question is sent once, every answer is
+graded once and answered once, the round finishes on the others, and the fake's global limit
+(30 messages a second) never answers 429. Skipped with the reason where PostgreSQL or Redis
+does not run."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
+import sys
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
+import aiohttp
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from bot.content.loader import QuestionBank
-from bot.storage.engine import create_engine
-from bot.storage.models import Answer, RoundAnswer
+from bot.storage.engine import create_engine, create_session_factory
+from bot.storage.models import Answer, DailyDelivery, DailySubscription, RoundAnswer
 from tests.e2e.conftest import find_question, question_messages, wait_text
-from tests.e2e.processes import launch, terminate
+from tests.e2e.daily_helpers import Clock, daily_counts, subscribe_many
+from tests.e2e.processes import ROOT, launch, terminate
 from tests.e2e.test_group_rounds import GROUP, round_questions, scores
 from tests.e2e.test_webhook import SECRET, free_port, post
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
 
-USERS = range(5000, 5100)
+USERS = range(5000, 5200)
+SUBSCRIBERS = list(range(7000, 7060))
 
 
 async def count(db_url: str, model: type) -> int:
@@ -33,6 +42,37 @@ async def count(db_url: str, model: type) -> int:
         value = await conn.scalar(select(func.count()).select_from(model))
     await engine.dispose()
     return int(value or 0)
+
+
+async def subscribe_due_now(db_url: str, bank: QuestionBank, fake: FakeTelegram) -> None:
+    """Daily subscribers whose question fell due a minute ago: the replicas find them at start."""
+    now = datetime.now(UTC)
+    await subscribe_many(db_url, bank, fake, SUBSCRIBERS, time(9, 0), "UTC", Clock(now))
+    engine = create_engine(db_url)
+    async with create_session_factory(engine)() as session, session.begin():
+        due = now - timedelta(minutes=1)
+        await session.execute(update(DailySubscription).values(next_due_at=due))
+    await engine.dispose()
+
+
+async def start_embed_server(log: Path) -> tuple[asyncio.subprocess.Process, str]:
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "embed-server", "--port", str(port),
+        cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    async with aiohttp.ClientSession() as client:
+        while process.returncode is None:  # ready when it answers (the model is loaded)
+            try:
+                async with client.get(f"{url}/health") as reply:
+                    if reply.status == 200:
+                        return process, url
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+    raise AssertionError(log.read_text()[-3000:])
 
 
 @pytest.mark.parametrize("shared_db", ["postgresql"], indirect=True)
@@ -48,7 +88,9 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
     ports = [free_port() for _ in range(3)]
     telegram.webhook_targets = [f"http://127.0.0.1:{p}/telegram/hook" for p in ports]
     telegram.global_rate = 30
-    processes = []
+    await subscribe_due_now(shared_db, bank, telegram)
+    embedder, embeddings_url = await start_embed_server(tmp_path / "embed.log")
+    processes = [embedder]
     try:
         for index, port in enumerate(ports):
             env = {
@@ -59,8 +101,13 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
                 "WEBHOOK_PORT": str(port),
                 "REDIS_URL": redis_url,
                 "SEND_RATE": "25",
+                "EMBEDDINGS_URL": embeddings_url,
+                "DAILY_TICK_SECONDS": "1",
             }
             processes.append(await launch(telegram, shared_db, tmp_path / f"r{index}.log", env))
+        replicas = processes[1:]
+        # Every replica's scheduler races for the same due deliveries: each is sent once.
+        await telegram.wait_for(lambda s: all(daily_counts(s, SUBSCRIBERS).values()))
 
         admin = telegram.user(10, first_name="Alice")
         bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
@@ -81,8 +128,8 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
             if position == half:
                 telegram.send_in_group(bob, GROUP, round_question.answer.en,
                                        reply_to=asked["message_id"])  # fmt: skip
-                processes[0].send_signal(signal.SIGKILL)  # mid-run, no chance to clean up
-                await processes[0].wait()
+                replicas[0].send_signal(signal.SIGKILL)  # mid-run, no chance to clean up
+                await replicas[0].wait()
         late = telegram.send_in_group(cy, GROUP, "I don't know", reply_to=asked["message_id"])
         await telegram.wait_for(lambda s: s.reactions.get((GROUP, late["message_id"])))
         next_data = asked["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -99,6 +146,8 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
             assert sum(t.startswith("Score: ") for t in texts) == 1, chat
             assert sum("Interview finished" in t for t in texts) == 1, chat
         assert await count(shared_db, Answer) == len(USERS)
+        assert set(daily_counts(telegram, SUBSCRIBERS).values()) == {1}
+        assert await count(shared_db, DailyDelivery) == len(SUBSCRIBERS)
         assert await count(shared_db, RoundAnswer) == 2
         assert len([m for m in telegram.bot_messages(GROUP) if "Results" in m["text"]]) == 1
         assert not [m for m, _ in telegram.requests if m == "sendMessage:429"]
@@ -106,7 +155,7 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
         hook = telegram.webhook_targets[1]
         assert await post(hook, {"update_id": 1, "message": {}}, None) == 401
     finally:
-        for process in processes:
+        for process in reversed(processes):  # the embedding server last
             await terminate(process)
-    for index in (1, 2):
-        assert "Traceback" not in (tmp_path / f"r{index}.log").read_text()
+    for name in ("r1", "r2", "embed"):
+        assert "Traceback" not in (tmp_path / f"{name}.log").read_text()

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import numpy as np
 import pytest
 from aiohttp import web
 
@@ -23,9 +24,14 @@ EVAL = Path(__file__).resolve().parents[2] / "content" / "eval"
 
 
 @pytest.fixture
-async def server(grader: Grader) -> AsyncIterator[str]:
+def embed_server(grader: Grader) -> EmbedServer:
     """The server on the suite's model (its in-process encoder, the same weights)."""
-    runner = web.AppRunner(EmbedServer(grader.encoder).app())
+    return EmbedServer(grader.encoder)
+
+
+@pytest.fixture
+async def server(embed_server: EmbedServer) -> AsyncIterator[str]:
+    runner = web.AppRunner(embed_server.app())
     await runner.setup()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -59,7 +65,24 @@ async def test_remote_grades_match_in_process(
 
     remote = await asyncio.to_thread(remote_grades)
     differences = [abs(a.score - b) for a, b in zip(local, remote, strict=True)]
-    assert max(differences) <= 0.1, differences
+    assert max(differences) <= 0.1 + 1e-9, differences  # one rounding step at most
+
+
+async def test_a_second_replica_warms_from_the_servers_memory(
+    server: str, embed_server: EmbedServer, grader: Grader, bank: QuestionBank
+) -> None:
+    def warm_replica() -> np.ndarray:
+        encoder = RemoteEncoder(server, grader.encoder.name)
+        Grader(encoder, list(bank)).warm(list(bank))
+        texts = list(encoder.remembered())
+        return encoder.encode(texts[:50])
+
+    first = await asyncio.to_thread(warm_replica)
+    computed = embed_server.computed
+    assert computed > 200  # the whole bank went through the model once
+    second = await asyncio.to_thread(warm_replica)
+    assert embed_server.computed == computed  # nothing twice
+    np.testing.assert_array_equal(first, second)
 
 
 async def test_the_api_and_its_errors(server: str) -> None:
