@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,11 +17,32 @@ from bot.services.interviews import MAX_COUNT, Outcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
+from bot.services.readiness import load_readiness
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
+from bot.telegram.report_rendering import render_report
 
 PRACTICE_USER = 0  # Telegram ids are positive, so 0 never collides with a real user
+
+# The bot's texts name its Telegram commands; the terminal has these instead.
+TERMINAL_COMMANDS = {
+    "interview": "python -m bot practice",
+    "review": "python -m bot practice --review",
+    "progress": "python -m bot progress",
+    "report": "python -m bot progress",
+}
+_COMMAND = re.compile(r"(?<![\w/])/(" + "|".join(TERMINAL_COMMANDS) + r")\b")
+
+
+def for_terminal(text: str) -> str:
+    """The bot's text with each Telegram command replaced by its terminal equivalent."""
+    return _COMMAND.sub(lambda m: TERMINAL_COMMANDS[m.group(1)], text)
+
+
+def _translated(write: Callable[[str], None]) -> Callable[[str], None]:
+    return lambda text: write(for_terminal(text))
+
 
 REPLIES = {
     Outcome.no_question: "no_question",
@@ -58,6 +80,7 @@ async def practice(
     services = await build_services(settings, scoring)
     service = services.interviews
     read = read or (lambda: sys.stdin.readline() or None)
+    write = _translated(write)
     try:
         await service.update_user(PRACTICE_USER, language=lang)
         if review:
@@ -105,7 +128,7 @@ def parse_practice_args(args: list[str], review: bool = False) -> tuple[str | No
         return parse_interview_args(" ".join(args))
     except UsageError:
         key = "review.usage" if review else "interview_usage"
-        raise SystemExit(t("en", key, max=MAX_COUNT)) from None
+        raise SystemExit(for_terminal(t("en", key, max=MAX_COUNT))) from None
 
 
 async def show_progress(
@@ -115,23 +138,30 @@ async def show_progress(
     user_id: int = PRACTICE_USER,
     write: Callable[[str], None] = print,
 ) -> int:
-    """`python -m bot progress`: the /progress text, and its chart written to `out`. No model
-    is loaded: only the database and the bank."""
+    """`python -m bot progress`: the /progress text and the /report readiness, and the chart
+    written to `out`. No model is loaded: only the database and the bank."""
     from bot.content.loader import load_bank
     from bot.storage.engine import create_engine, create_session_factory
     from bot.storage.migrations import upgrade_async
+    from bot.storage.models import User
 
+    write = _translated(write)
     bank = load_bank(settings.content_dir)
     await upgrade_async(settings.database_url)
     engine = create_engine(settings.database_url)
     try:
         sessions = create_session_factory(engine)
         summary = await load_progress(sessions, bank, user_id, lang, utcnow().date())
+        async with sessions() as session:
+            user = await session.get(User, user_id)
+        level = user.level if user else "junior"
+        report = await load_readiness(sessions, bank, user_id, lang, level)
     finally:
         await engine.dispose()
     write(render_progress_text(summary, lang))
     if summary.is_empty:
         return 0
+    write("\n" + render_report(report, lang).as_kwargs()["text"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(await asyncio.to_thread(render_progress_chart, summary, lang))
     write(t(lang, "progress.chart_file", path=str(out.resolve())))

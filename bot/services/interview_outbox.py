@@ -70,6 +70,7 @@ class InterviewOutbox:
             # Read after this session is closed: a second connection taken while holding one
             # deadlocks the pool when many users finish at once.
             level = user.level if user else "junior"
+            # The summary's line shows counts only, no question text: any language will do.
             report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
             items += [replace(summary, readiness=report) for summary in summaries]
         return items

@@ -36,6 +36,10 @@ async def test_a_terminal_interview_grades_skips_and_summarises(
     assert "✅" in out and "Эталонный ответ:" in out and "раскрыть" not in out
     assert "Собеседование завершено" in out
     assert "Отвечено: 1 из 2, пропущено: 1." in out
+    # The summary's pointers name what works here, not the bot's Telegram commands.
+    assert "Ещё раз: python -m bot practice" in out
+    assert "— python -m bot practice --review" in out  # the skipped question is due soon
+    assert "/interview" not in out and "/review" not in out and "/report" not in out
 
 
 async def test_review_then_progress_in_the_terminal(
@@ -60,7 +64,8 @@ async def test_review_then_progress_in_the_terminal(
     out = tmp_path / "chart" / "progress.png"
     written.clear()
     assert await show_progress(settings, "en", out, write=written.append) == 0
-    assert written == [t("en", "progress.empty")]  # a skip is a review, not a graded answer
+    # A skip is a review, not a graded answer; the hint names the terminal's command.
+    assert written == [t("en", "progress.empty").replace("/interview", "python -m bot practice")]
     assert not out.exists()
     # A graded answer: the text and a chart file.
     inputs = [skipped.answer.en.replace("\n", " ")]
@@ -69,4 +74,7 @@ async def test_review_then_progress_in_the_terminal(
     written.clear()
     assert await show_progress(settings, "en", out, write=written.append) == 0
     assert written[0].startswith("Your progress: 1 graded answer")
+    report = "\n".join(written[1:-1])  # the readiness report (what /report shows)
+    assert "Practise next" in report, report
+    assert "/report" not in report and "/interview" not in report
     assert written[-1] == f"Chart: {out.resolve()}" and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
