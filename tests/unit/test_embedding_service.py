@@ -71,15 +71,17 @@ async def test_remote_grades_match_in_process(
 async def test_a_second_replica_warms_from_the_servers_memory(
     server: str, embed_server: EmbedServer, grader: Grader, bank: QuestionBank
 ) -> None:
+    questions = list(bank)[:3]  # a small bank: the server's model pass is the slow part
+
     def warm_replica() -> np.ndarray:
         encoder = RemoteEncoder(server, grader.encoder.name)
-        Grader(encoder, list(bank)).warm(list(bank))
+        Grader(encoder, questions).warm(questions)
         texts = list(encoder.remembered())
         return encoder.encode(texts[:50])
 
     first = await asyncio.to_thread(warm_replica)
     computed = embed_server.computed
-    assert computed > 200  # the whole bank went through the model once
+    assert computed > 50  # the bank went through the model once
     second = await asyncio.to_thread(warm_replica)
     assert embed_server.computed == computed  # nothing twice
     np.testing.assert_array_equal(first, second)
