@@ -13,7 +13,7 @@ from out-of-fold logits, folds by question, so the reported figures are not the 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Dataset, load_bank_eval
 from bot.scoring.grader import Grader
 from bot.scoring.pitfall_head import FEATURES, PitfallHead, head_path, said_logits
-from bot.scoring.service import ScoringService
+from bot.scoring.service import ScoringService, grader_options
 
 FOLDS = 5
 FLAG_TARGET = 0.03  # out-of-fold false-flag rate allowed for "you said this" (the goal is 0.05)
@@ -181,7 +181,10 @@ def run_train(settings: Settings, bank: QuestionBank, model: str | None) -> int:
     """Fit on content/eval, print the out-of-fold figures, write bot/scoring/heads/<model>.json."""
     if model:
         settings = settings.model_copy(update={"embedding_model": model})
-    service = ScoringService.from_settings(settings, bank)
+    # The head being fitted is not used to compute its own features (and an old head's file
+    # may no longer match them).
+    options = replace(grader_options(settings), head=False)
+    service = ScoringService.from_settings(settings, bank, options)
     grader = service.warm_grader()
     dataset = load_bank_eval(settings.content_dir.parent / "eval")
     head = train_head(grader, bank, dataset, settings.embedding_model)

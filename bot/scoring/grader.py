@@ -17,7 +17,7 @@ import numpy as np
 from bot.content.schema import Question
 from bot.scoring.encoder import Encoder
 from bot.scoring.pitfall_head import PitfallHead, load_head
-from bot.scoring.pitfalls import PitfallHit, by_head, by_rule, claim_stems, unit_features
+from bot.scoring.pitfalls import PitfallHit, by_head, by_rule, distinct_stems, unit_features
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
@@ -158,7 +158,8 @@ class _QuestionVectors:
     corrections: np.ndarray  # (2, p, d)
     context: np.ndarray  # (4, d): model answer ru/en, question ru/en
     vocabulary: frozenset[str]  # word stems of every text of the question
-    claim_stems: tuple[frozenset[str], ...]  # per pitfall: stems of the claim, not the correction
+    # per pitfall: stems only the claim uses, stems only the correction uses
+    pitfall_stems: tuple[tuple[frozenset[str], frozenset[str]], ...]
 
 
 class Grader:
@@ -237,7 +238,7 @@ class Grader:
                     remember=True,
                 ),
                 vocabulary=frozenset(stems(" ".join(_question_texts(question)))),
-                claim_stems=claim_stems(question),
+                pitfall_stems=distinct_stems(question),
             )
             self._vectors[question.id] = cached
         return cached
@@ -359,7 +360,7 @@ class Grader:
         langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
         qv = self.vectors(question)
         point_sims, claim_sims, fix_sims = self._reference_sims(vectors, langs, qv)
-        matrix = unit_features(question, units, qv.claim_stems, claim_sims, fix_sims, point_sims)
+        matrix = unit_features(question, units, qv.pitfall_stems, claim_sims, fix_sims, point_sims)
         return units[: len(matrix)], matrix
 
     def _units(self, text: str) -> list[str]:
@@ -388,7 +389,7 @@ class Grader:
         point_sims, claim_sims, fix_sims = self._reference_sims(unit_vectors, unit_langs, qv)
         if self.head is not None:
             matrix = unit_features(
-                question, units, qv.claim_stems, claim_sims, fix_sims, point_sims
+                question, units, qv.pitfall_stems, claim_sims, fix_sims, point_sims
             )
             pitfalls, checks = by_head(self.head, question, units, matrix)
         else:

@@ -4,9 +4,10 @@ Cosine with the wrong claim alone cannot separate "eval() disables gradients" fr
 sentence about the same thing, so the decision weighs a few signals of one (sentence, pitfall)
 pair: closeness to the claim and to its correction, the gap between them, closeness to any key
 point (correct statements resemble key points), whether the polarity matches the claim's, the
-share of the claim's own words (those not in the correction) that the sentence uses, and its
-length. A logistic regression over them is fitted by `python -m bot train pitfalls` on
-`content/eval` and stored as a few numbers per model in `bot/scoring/heads/`.
+shares of the claim's own words (those not in the correction) and of the correction's own words
+that the sentence uses, and its length. A logistic regression over them is fitted by
+`python -m bot train pitfalls` on `content/eval` and stored as a few numbers per model in
+`bot/scoring/heads/`.
 
 Two thresholds: at `flag_at` the grader says "you said this" (and takes points); at `check_at`,
 lower, it only points at the pitfall as worth checking, with no penalty. A sentence whose
@@ -30,6 +31,7 @@ FEATURES = (
     "key_point",  # with the closest key point of the question
     "same_polarity",  # 1 when negations/rejections agree with the claim's, else 0
     "claim_words",  # share of the claim's distinctive word stems found in the sentence
+    "correction_words",  # the same for the correction's distinctive stems ("activations")
     "polar_claim",  # same_polarity * claim: closeness counts only when the stance agrees
     "log_length",  # log(1 + words in the sentence)
 )
@@ -89,6 +91,7 @@ def features(
     key_point: np.ndarray,
     same_polarity: np.ndarray,
     claim_words: np.ndarray,
+    correction_words: np.ndarray,
     length: np.ndarray,
 ) -> np.ndarray:
     """Arrays of one shape (units, pitfalls) -> (units, pitfalls, len(FEATURES))."""
@@ -100,6 +103,7 @@ def features(
             key_point,
             same_polarity,
             claim_words,
+            correction_words,
             same_polarity * claim,
             np.log1p(length),
         ],

@@ -26,14 +26,14 @@ class PitfallHit:
     evidence: str
 
 
-def claim_stems(question: Question) -> tuple[frozenset[str], ...]:
-    """Per pitfall: word stems of its claim that its correction does not use."""
-    return tuple(
-        frozenset(
-            stems(f"{p.claim.ru} {p.claim.en}") - stems(f"{p.correction.ru} {p.correction.en}")
-        )
-        for p in question.pitfalls
-    )
+def distinct_stems(question: Question) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Per pitfall: the word stems only its claim uses, and those only its correction uses."""
+    result = []
+    for p in question.pitfalls:
+        claim = stems(f"{p.claim.ru} {p.claim.en}")
+        correction = stems(f"{p.correction.ru} {p.correction.en}")
+        result.append((frozenset(claim - correction), frozenset(correction - claim)))
+    return tuple(result)
 
 
 def candidate_count(units: list[str]) -> int:
@@ -43,7 +43,7 @@ def candidate_count(units: list[str]) -> int:
 def unit_features(
     question: Question,
     units: list[str],
-    distinct: tuple[frozenset[str], ...],
+    distinct: tuple[tuple[frozenset[str], frozenset[str]], ...],
     claim_sims: np.ndarray,
     fix_sims: np.ndarray,
     point_sims: np.ndarray,
@@ -53,13 +53,16 @@ def unit_features(
     shape = (count, len(question.pitfalls))
     same = np.zeros(shape)
     shared = np.zeros(shape)
+    corrective = np.zeros(shape)
     for i, unit in enumerate(units[:count]):
         ru = detect_language(unit) == "ru"
         own = stems(unit)
         for j, pitfall in enumerate(question.pitfalls):
             claim = pitfall.claim.ru if ru else pitfall.claim.en
             same[i, j] = float(polarity(unit) == polarity(claim))
-            shared[i, j] = len(own & distinct[j]) / len(distinct[j]) if distinct[j] else 0.0
+            claim_only, correction_only = distinct[j]
+            shared[i, j] = _share(own, claim_only)
+            corrective[i, j] = _share(own, correction_only)
     lengths = np.array([len(words(u)) for u in units[:count]], dtype=np.float64)
     best_point = point_sims[:count].max(axis=1, initial=0.0)
     return features(
@@ -68,8 +71,13 @@ def unit_features(
         np.broadcast_to(best_point[:, None], shape),
         same,
         shared,
+        corrective,
         np.broadcast_to(lengths[:, None], shape),
     ).reshape(*shape, len(FEATURES))
+
+
+def _share(own: set[str] | frozenset[str], distinct: frozenset[str]) -> float:
+    return len(own & distinct) / len(distinct) if distinct else 0.0
 
 
 def by_head(

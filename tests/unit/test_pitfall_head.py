@@ -18,7 +18,7 @@ from bot.scoring.pitfall_head import (
     head_path,
     load_head,
 )
-from bot.scoring.pitfalls import by_head
+from bot.scoring.pitfalls import by_head, distinct_stems, unit_features
 
 
 def _claim_only(flag_at: float, check_at: float) -> PitfallHead:
@@ -98,3 +98,22 @@ def test_committed_heads_load_and_order_their_thresholds(path: Path) -> None:
     assert len(head.weights) == len(FEATURES)
     assert head.check_at <= head.flag_at
     assert head.figures["oof_flag_false"] <= 0.05
+
+
+def test_the_words_only_a_correction_uses_count_against_the_claim(bank: QuestionBank) -> None:
+    """A sentence saying "dropout zeroes activations" uses the correction's own word; "…zeroes
+    weights" does not. The fitted heads weigh that share against the pitfall (negative for every
+    model)."""
+    question = bank.questions["dropout"]
+    index = [p.id for p in question.pitfalls].index("dropout-zeroes-weights")
+    claim_only, correction_only = distinct_stems(question)[index]
+    assert "activ" in " ".join(correction_only) and not claim_only & correction_only
+    units = ["Dropout zeroes activations, the weights stay intact", "Dropout zeroes weights"]
+    units.append(" ".join(units))  # the whole answer comes last and is no candidate
+    sims = np.zeros((len(units), len(question.pitfalls)))
+    matrix = unit_features(question, units, distinct_stems(question), sims, sims, np.zeros((3, 1)))
+    share = matrix[:, index, FEATURES.index("correction_words")]
+    assert share[0] > 0 and share[1] == 0
+    for path in sorted(HEADS_DIR.glob("*.json")):
+        weights = dict(zip(FEATURES, PitfallHead.load(path).weights, strict=True))
+        assert weights["correction_words"] < 0, path.name
