@@ -57,10 +57,27 @@ class KeyPoint(Strict):
         return self.ru if lang == "ru" else self.en
 
 
+class Markers(Strict):
+    """Word prefixes that carry a misconception's wrong idea ("weight" for "dropout zeroes the
+    weights"); a phrase of several prefixes needs all of them in the sentence, in any order. A
+    sentence is said to hold the misconception only if it has one (bot/scoring/pitfalls.py)."""
+
+    ru: tuple[str, ...] = Field(min_length=1)
+    en: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("ru", "en")
+    @classmethod
+    def _lowercase(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not m.strip() or m != m.lower() for m in value):
+            raise ValueError("markers are lowercase word prefixes")
+        return value
+
+
 class Pitfall(Strict):
     id: str
     claim: Text
     correction: Text
+    markers: Markers | None = None
 
     _id = field_validator("id")(_check_id)
 

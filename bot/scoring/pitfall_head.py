@@ -12,7 +12,9 @@ that the sentence uses, and its length. A logistic regression over them is fitte
 Two thresholds: at `flag_at` the grader says "you said this" (and takes points); at `check_at`,
 lower, it only points at the pitfall as worth checking, with no penalty. A sentence whose
 polarity differs from the claim's ("eval() does NOT disable gradients") is never said to hold
-it, whatever its logit; at most it is worth checking (see docs/grading.md for what that costs).
+it, whatever its logit, and neither is a sentence without any of the pitfall's marker words
+(the words that carry its wrong idea, in the bank); at most it is worth checking (see
+docs/grading.md for what each costs).
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ FEATURES = (
     "correction_words",  # the same for the correction's distinctive stems ("activations")
     "polar_claim",  # same_polarity * claim: closeness counts only when the stance agrees
     "log_length",  # log(1 + words in the sentence)
+    "marker",  # 1 when the sentence has one of the pitfall's marker words (or it has none)
 )
 SAME_POLARITY = FEATURES.index("same_polarity")
+MARKER = FEATURES.index("marker")
 HEADS_DIR = Path(__file__).with_name("heads")
 
 
@@ -70,8 +74,10 @@ class PitfallHead:
 
 
 def said_logits(features: np.ndarray, logits: np.ndarray) -> np.ndarray:
-    """The logits a "you said this" flag may use: none where the polarity disagrees."""
-    return np.where(features[..., SAME_POLARITY] > 0, logits, -np.inf)
+    """The logits a "you said this" flag may use: none where the polarity disagrees, and none
+    for a sentence without any of the pitfall's marker words."""
+    allowed = (features[..., SAME_POLARITY] > 0) & (features[..., MARKER] > 0)
+    return np.where(allowed, logits, -np.inf)
 
 
 def head_path(model: str, directory: Path = HEADS_DIR) -> Path:
@@ -93,6 +99,7 @@ def features(
     claim_words: np.ndarray,
     correction_words: np.ndarray,
     length: np.ndarray,
+    marker: np.ndarray,
 ) -> np.ndarray:
     """Arrays of one shape (units, pitfalls) -> (units, pitfalls, len(FEATURES))."""
     return np.stack(
@@ -106,6 +113,7 @@ def features(
             correction_words,
             same_polarity * claim,
             np.log1p(length),
+            marker,
         ],
         axis=-1,
     ).astype(np.float64)

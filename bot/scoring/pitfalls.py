@@ -7,14 +7,16 @@ judged on the sentences and clauses only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from bot.content.schema import Question
+from bot.content.schema import Pitfall, Question
 from bot.scoring.pitfall_head import FEATURES, PitfallHead, features, said_logits
 from bot.scoring.text import detect_language, polarity, stems, words
 
+_TOKEN = re.compile(r"[\w']+")
 PITFALL_THRESHOLD = 0.70
 PITFALL_MARGIN = 0.03  # a sentence this much closer to the correction than the claim is not a hit
 
@@ -64,6 +66,9 @@ def unit_features(
             shared[i, j] = _share(own, claim_only)
             corrective[i, j] = _share(own, correction_only)
     lengths = np.array([len(words(u)) for u in units[:count]], dtype=np.float64)
+    marked = np.array(
+        [[float(has_marker(u, p)) for p in question.pitfalls] for u in units[:count]]
+    ).reshape(shape)
     best_point = point_sims[:count].max(axis=1, initial=0.0)
     return features(
         claim_sims[:count],
@@ -73,7 +78,21 @@ def unit_features(
         shared,
         corrective,
         np.broadcast_to(lengths[:, None], shape),
+        marked,
     ).reshape(*shape, len(FEATURES))
+
+
+def has_marker(sentence: str, pitfall: Pitfall) -> bool:
+    """Whether the sentence has one of the pitfall's markers (either language: people mix them);
+    a marker is a word prefix, or several that must all start words of the sentence. True for a
+    pitfall without markers."""
+    if pitfall.markers is None:
+        return True
+    tokens = _TOKEN.findall(sentence.lower())
+    return any(
+        all(any(token.startswith(part) for token in tokens) for part in marker.split())
+        for marker in (*pitfall.markers.ru, *pitfall.markers.en)
+    )
 
 
 def _share(own: set[str] | frozenset[str], distinct: frozenset[str]) -> float:

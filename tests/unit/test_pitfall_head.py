@@ -8,17 +8,19 @@ import numpy as np
 import pytest
 
 from bot.content.loader import QuestionBank
+from bot.content.schema import Markers
 from bot.evaluation.datasets import Dataset, Sample
 from bot.evaluation.pitfall_training import Rows, fit, threshold_for
 from bot.scoring.pitfall_head import (
     FEATURES,
     HEADS_DIR,
+    MARKER,
     SAME_POLARITY,
     PitfallHead,
     head_path,
     load_head,
 )
-from bot.scoring.pitfalls import by_head, distinct_stems, unit_features
+from bot.scoring.pitfalls import by_head, distinct_stems, has_marker, unit_features
 
 
 def _claim_only(flag_at: float, check_at: float) -> PitfallHead:
@@ -44,7 +46,7 @@ def test_by_head_says_checks_or_keeps_quiet(bank: QuestionBank) -> None:
     question = bank.questions["train-vs-eval"]
     units = ["model.eval() turns off gradients", "dropout is off in eval mode"]
     matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
-    matrix[..., SAME_POLARITY] = 1.0
+    matrix[..., SAME_POLARITY] = matrix[..., MARKER] = 1.0
     matrix[0, 0, 0] = 0.9  # the first sentence is very close to the first claim
     matrix[1, 1, 0] = 0.7  # the second is somewhat close to the second claim
     said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
@@ -58,6 +60,7 @@ def test_a_sentence_that_negates_the_claim_is_never_said_to_hold_it(bank: Questi
     question = bank.questions["train-vs-eval"]
     units = ["eval() does not turn off gradients", "eval() turns off gradients"]
     matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
+    matrix[..., MARKER] = 1.0
     matrix[0, 0, 0] = 0.95  # closest, but its polarity disagrees with the claim's
     said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
     assert said == [] and [(h.id, h.evidence) for h in checks] == [
@@ -67,6 +70,40 @@ def test_a_sentence_that_negates_the_claim_is_never_said_to_hold_it(bank: Questi
     said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
     assert [(h.id, h.evidence) for h in said] == [(question.pitfalls[0].id, units[1])]
     assert checks == []
+
+
+def test_a_sentence_without_a_marker_word_is_at_most_worth_checking(bank: QuestionBank) -> None:
+    """ "Dropout zeroes random activations" is close to "dropout zeroes the layer's weights", but
+    has none of that misconception's marker words: it is not accused of it."""
+    question = bank.questions["dropout"]
+    index = [p.id for p in question.pitfalls].index("dropout-zeroes-weights")
+    pitfall = question.pitfalls[index]
+    units = ["Dropout zeroes random activations during training", "Dropout зануляет веса слоя"]
+    assert [has_marker(u, pitfall) for u in units] == [False, True]
+    matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
+    matrix[..., SAME_POLARITY] = 1.0
+    matrix[:, index, MARKER] = [has_marker(u, pitfall) for u in units]
+    matrix[0, index, 0] = 0.95
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert said == [] and [h.evidence for h in checks] == [units[0]]
+    matrix[1, index, 0] = 0.85
+    said, _ = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert [h.evidence for h in said] == [units[1]]
+
+
+def test_markers_are_prefixes_and_phrases_need_every_word(bank: QuestionBank) -> None:
+    pitfall = (
+        bank.questions["train-vs-eval"]
+        .pitfalls[0]
+        .model_copy(update={"markers": Markers(ru=("отключ",), en=("turn off", "disabl"))})
+    )
+    assert has_marker("eval() disables gradients", pitfall)
+    assert has_marker("it turns autograd off", pitfall)  # a phrase: its words in any order
+    assert not has_marker("it turns dropout into inference mode", pitfall)
+    assert has_marker("eval() отключает градиенты", pitfall)  # either language
+    assert has_marker("no markers, no gate", pitfall.model_copy(update={"markers": None}))
+    every = [p for q in bank for p in q.pitfalls]
+    assert all(p.markers is not None for p in every), "every bank pitfall has markers"
 
 
 def test_fit_learns_the_signal_and_the_threshold_meets_its_false_flag_target() -> None:
