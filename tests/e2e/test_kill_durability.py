@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.content.loader import QuestionBank
-from tests.e2e.conftest import find_question, question_messages, wait_text
+from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
 from tests.e2e.processes import alive, children, launch, terminate
 from tests.fake_telegram import WAIT, FakeTelegram
 
@@ -96,3 +96,28 @@ async def test_a_kill_between_delivery_and_commit_loses_no_answer(
         if lock is not None:
             lock.close()
         await terminate(process)
+
+
+async def test_an_answer_to_a_question_whose_send_was_never_recorded_counts(
+    telegram: FakeTelegram, bot: BotProcess, db_url: str, bank: QuestionBank
+) -> None:
+    """A replica that dies after Telegram took the question and before recording its message id
+    leaves the question open with no id; the person saw it and answers. The answer waits for
+    the question's send to settle (sent again here) and is graded, not dropped as early.
+    Found by the three-replica test: one of 200 answers was told "written before the question
+    arrived", and the interview never finished."""
+    user = telegram.user(77)
+    telegram.send_text(user, "/interview junior 1")
+    asked = (await telegram.wait_for(lambda s: question_messages(s, 77)))[0]
+    question = find_question(bank, asked)
+    db = Path(db_url.split("///", 1)[1])
+    await until(lambda: scalar(db, "SELECT message_id FROM asked_questions") is not None, "sent")
+    with sqlite3.connect(db, timeout=30) as conn:  # the record the dead replica never made
+        conn.execute("UPDATE asked_questions SET message_id = NULL")
+    telegram.send_text(user, question.answer.en)
+    feedback = await wait_text(telegram, 77, "Score: ")
+    assert float(feedback["text"].split("Score: ")[1].split("/10")[0]) >= 7
+    texts = [m["text"] for m in telegram.bot_messages(77)]
+    assert not [t for t in texts if "was not counted" in t]
+    assert len(question_messages(telegram, 77)) == 2  # sent again: the first was unconfirmed
+    await wait_text(telegram, 77, "Interview finished")

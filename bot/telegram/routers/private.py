@@ -206,6 +206,14 @@ def build_private_router() -> Router:
                 outcome, _ = await interviews.submit(
                     user.id, message.chat.id, message.text or "", message.message_id, reply_to
                 )
+                if outcome is Outcome.not_yet_asked:
+                    # The question's send is in flight, here or on a replica that died after
+                    # Telegram took it: once it is settled (recorded, or sent again), the
+                    # message ids tell whether the person had seen it.
+                    await delivery.flush(user.id, lang)
+                    outcome, _ = await interviews.submit(
+                        user.id, message.chat.id, message.text or "", message.message_id, reply_to
+                    )
         except Exception:
             await _say(message, lang, "grading_failed")
             raise
