@@ -19,32 +19,51 @@ async def launch(
 ) -> asyncio.subprocess.Process:
     """Start the bot and wait until it has set its commands (it is polling then); the bank's
     vectors are warm (tests/e2e/conftest.py: warm_children)."""
-    environment = {
-        **os.environ,
-        "BOT_TOKEN": fake.token,
-        "TELEGRAM_API_URL": fake.url,
-        "DATABASE_URL": db_url,
-        "POLLING_TIMEOUT": "1",
-        "HF_HUB_OFFLINE": "1",
-        "LOG_LEVEL": "INFO",
-        **(env or {}),
-    }
+    return (await launch_many(fake, db_url, [(log, env)]))[0]
+
+
+async def launch_many(
+    fake: FakeTelegram, db_url: str, bots: list[tuple[Path, dict[str, str] | None]]
+) -> list[asyncio.subprocess.Process]:
+    """Start several bots (log file, environment) side by side; wait until every one has set
+    its four command menus."""
     before = len(fake.sent(method="setMyCommands"))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "run",
-        cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    exited = asyncio.ensure_future(process.wait())
+    processes = []
+    for log, env in bots:
+        environment = {
+            **os.environ,
+            "BOT_TOKEN": fake.token,
+            "TELEGRAM_API_URL": fake.url,
+            "DATABASE_URL": db_url,
+            "POLLING_TIMEOUT": "1",
+            "HF_HUB_OFFLINE": "1",
+            "LOG_LEVEL": "INFO",
+            **(env or {}),
+        }
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "run",
+            cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        processes.append(process)
+    exits = [asyncio.ensure_future(p.wait()) for p in processes]
+    first_exit = asyncio.ensure_future(asyncio.wait(exits, return_when=asyncio.FIRST_COMPLETED))
     try:
-        ready = await wait_ready(fake, before, exited)
+        ready = await wait_ready(fake, before + 4 * (len(bots) - 1), first_exit)
     except TimeoutError:
-        process.kill()
-        raise AssertionError(log.read_text()[-3000:]) from None
+        for process in processes:
+            process.kill()
+        raise AssertionError("\n".join(log.read_text()[-3000:] for log, _ in bots)) from None
     finally:
-        exited.cancel()
+        first_exit.cancel()
+        for exit_ in exits:
+            exit_.cancel()
     if not ready:
-        raise AssertionError(f"exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-    return process
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+        logs = "\n".join(log.read_text()[-3000:] for log, _ in bots)
+        raise AssertionError(f"a bot exited:\n{logs}")
+    return processes
 
 
 async def terminate(process: asyncio.subprocess.Process) -> None:

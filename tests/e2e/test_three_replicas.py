@@ -25,7 +25,7 @@ from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import Answer, DailyDelivery, DailySubscription, RoundAnswer
 from tests.e2e.conftest import find_question, question_messages, wait_text
 from tests.e2e.daily_helpers import Clock, daily_counts, subscribe_many
-from tests.e2e.processes import ROOT, launch, terminate
+from tests.e2e.processes import ROOT, launch_many, terminate
 from tests.e2e.test_group_rounds import GROUP, round_questions, scores
 from tests.e2e.test_webhook import SECRET, free_port, post
 from tests.fake_telegram import FakeTelegram
@@ -92,6 +92,7 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
     embedder, embeddings_url = await start_embed_server(tmp_path / "embed.log")
     processes = [embedder]
     try:
+        bots: list[tuple[Path, dict[str, str] | None]] = []
         for index, port in enumerate(ports):
             env = {
                 "BOT_MODE": "webhook",
@@ -104,7 +105,8 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
                 "EMBEDDINGS_URL": embeddings_url,
                 "DAILY_TICK_SECONDS": "1",
             }
-            processes.append(await launch(telegram, shared_db, tmp_path / f"r{index}.log", env))
+            bots.append((tmp_path / f"r{index}.log", env))
+        processes += await launch_many(telegram, shared_db, bots)  # started side by side
         replicas = processes[1:]
         # Every replica's scheduler races for the same due deliveries: each is sent once.
         await telegram.wait_for(lambda s: all(daily_counts(s, SUBSCRIBERS).values()))
@@ -155,7 +157,7 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
         hook = telegram.webhook_targets[1]
         assert await post(hook, {"update_id": 1, "message": {}}, None) == 401
     finally:
-        for process in reversed(processes):  # the embedding server last
-            await terminate(process)
+        await asyncio.gather(*(terminate(p) for p in processes[1:]))
+        await terminate(embedder)  # last: the replicas' shutdown may still embed
     for name in ("r1", "r2", "embed"):
         assert "Traceback" not in (tmp_path / f"{name}.log").read_text()
