@@ -66,8 +66,9 @@ def unit_features(
             shared[i, j] = _share(own, claim_only)
             corrective[i, j] = _share(own, correction_only)
     lengths = np.array([len(words(u)) for u in units[:count]], dtype=np.float64)
+    tokens = [_tokens(u) for u in units[:count]]  # once per sentence, not per pitfall
     marked = np.array(
-        [[float(has_marker(u, p)) for p in question.pitfalls] for u in units[:count]]
+        [[float(_marked(ts, p)) for p in question.pitfalls] for ts in tokens]
     ).reshape(shape)
     best_point = point_sims[:count].max(axis=1, initial=0.0)
     return features(
@@ -86,9 +87,16 @@ def has_marker(sentence: str, pitfall: Pitfall) -> bool:
     """Whether the sentence has one of the pitfall's markers (either language: people mix them);
     a marker is a word prefix, or several that must all start words of the sentence. True for a
     pitfall without markers."""
+    return _marked(_tokens(sentence), pitfall)
+
+
+def _tokens(sentence: str) -> list[str]:
+    return _TOKEN.findall(sentence.lower())
+
+
+def _marked(tokens: list[str], pitfall: Pitfall) -> bool:
     if pitfall.markers is None:
         return True
-    tokens = _TOKEN.findall(sentence.lower())
     return any(
         all(any(token.startswith(part) for token in tokens) for part in marker.split())
         for marker in (*pitfall.markers.ru, *pitfall.markers.en)

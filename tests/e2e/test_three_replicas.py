@@ -26,7 +26,7 @@ from bot.storage.models import Answer, DailyDelivery, DailySubscription, RoundAn
 from tests.e2e.conftest import find_question, question_messages, wait_text
 from tests.e2e.daily_helpers import Clock, daily_counts, subscribe_many
 from tests.e2e.processes import ROOT, launch_many, terminate
-from tests.e2e.test_group_rounds import GROUP, round_questions, scores
+from tests.e2e.test_group_rounds import GROUP, round_questions, scores, setup_group
 from tests.e2e.test_webhook import SECRET, free_port, post
 from tests.fake_telegram import FakeTelegram
 
@@ -111,10 +111,8 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
         # Every replica's scheduler races for the same due deliveries: each is sent once.
         await telegram.wait_for(lambda s: all(daily_counts(s, SUBSCRIBERS).values()))
 
-        admin = telegram.user(10, first_name="Alice")
+        admin = setup_group(telegram, GROUP)
         bob, cy = telegram.user(11, first_name="Bob"), telegram.user(12, first_name="Cy")
-        telegram.group(GROUP, members={10: "administrator"})
-        telegram.add_bot(admin, GROUP)
         telegram.send_in_group(admin, GROUP, "/round junior 1 120")
         asked = (await telegram.wait_for(lambda s: round_questions(s, GROUP)))[0]
         round_question = find_question(bank, asked)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject, CommandStart
@@ -203,17 +205,17 @@ def build_private_router() -> Router:
             async with ChatActionSender.typing(
                 bot=bot, chat_id=message.chat.id, initial_sleep=TYPING_AFTER
             ):
-                outcome, _ = await interviews.submit(
-                    user.id, message.chat.id, message.text or "", message.message_id, reply_to
-                )
+                submit = partial(
+                    interviews.submit,
+                    user.id, message.chat.id, message.text or "", message.message_id, reply_to,
+                )  # fmt: skip
+                outcome, _ = await submit()
                 if outcome is Outcome.not_yet_asked:
                     # The question's send is in flight, here or on a replica that died after
                     # Telegram took it: once it is settled (recorded, or sent again), the
                     # message ids tell whether the person had seen it.
                     await delivery.flush(user.id, lang)
-                    outcome, _ = await interviews.submit(
-                        user.id, message.chat.id, message.text or "", message.message_id, reply_to
-                    )
+                    outcome, _ = await submit()
         except Exception:
             await _say(message, lang, "grading_failed")
             raise
