@@ -42,14 +42,18 @@ REFERENCE_ABLATION: dict[str, ReferenceOptions] = {
 
 
 def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
-    """The bank's sets: content/eval (the grader was tuned on it) and content/heldout (written
-    before any tuning and never tuned on), then external files."""
+    """The bank's sets: content/eval (the grader was tuned on it), content/heldout (written before
+    any tuning; its figures were read while choosing marker words and the "said" target) and
+    content/blind (written on 2026-12-01 before that day's changes, read only as totals), then
+    external files."""
     datasets = []
     if not args.no_bank:
         root = settings.content_dir.parent
         datasets.append(load_bank_eval(root / "eval", "content/eval (tuning set)"))
         if (root / "heldout").is_dir():
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
+        if (root / "blind").is_dir():
+            datasets.append(load_bank_eval(root / "blind", "content/blind (blind)"))
     return datasets + [load_external(Path(f)) for f in args.files]
 
 

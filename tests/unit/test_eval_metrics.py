@@ -100,3 +100,23 @@ def test_heldout_set_is_disjoint_from_the_tuning_set_and_names_real_pitfalls() -
         ids = {p.id for p in question.pitfalls}
         assert sample.pitfall is None or sample.pitfall in ids
         assert sample.rejects is None or sample.rejects in ids
+
+
+def test_blind_set_covers_every_question_and_names_real_pitfalls() -> None:
+    from bot.content.loader import load_bank
+
+    bank = load_bank(ROOT / "content" / "pytorch")
+    blind = load_bank_eval(ROOT / "content" / "blind", "content/blind")
+    assert {s.question_id for s in blind.samples} == set(bank.questions)
+    assert {s.kind for s in blind.samples} == {
+        "strong",
+        "partial",
+        "pitfall",
+        "rejects",
+        "offtopic",
+        "dontknow",
+    }
+    for sample in blind.samples:
+        ids = {p.id for p in bank.questions[str(sample.question_id)].pitfalls}
+        assert (sample.kind == "pitfall") == (sample.pitfall in ids)
+        assert (sample.kind == "rejects") == (sample.rejects in ids)
