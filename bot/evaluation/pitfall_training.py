@@ -1,4 +1,5 @@
-"""`python -m bot train pitfalls`: fits the pitfall head of the loaded model on content/eval.
+"""`python -m bot train pitfalls`: fits the pitfall head of the loaded model on content/eval and
+content/heldout (content/blind stays out: it measures the result).
 
 Each (answer, pitfall of its question, candidate sentence) is one row of features; an answer
 labelled with that pitfall makes its rows positive. Only the sentence that states the
@@ -25,10 +26,10 @@ from bot.scoring.pitfall_head import FEATURES, PitfallHead, head_path, said_logi
 from bot.scoring.service import ScoringService, grader_options
 
 FOLDS = 5
-# Out-of-fold false-flag rate allowed for "you said this" (the goal is 0.05). It was 0.03 until
-# the marker gate: out of fold 0.045 then held at 0.046 on content/heldout, where without markers
-# 0.039 became 0.069 (docs/grading.md; that choice was made after reading the held-out figures).
-FLAG_TARGET = 0.045
+# Out-of-fold false-flag rate allowed for "you said this" (the goal is 0.05 on new answers). At
+# 0.045, fitted on content/eval alone, answers no one had tuned on (content/blind) got 0.08, so
+# the head is now chosen at 0.03 over both labelled sets (docs/grading.md).
+FLAG_TARGET = 0.03
 CHECK_TARGET = 0.15  # for "worth checking", which costs no points and accuses no one
 L2 = 0.01
 
@@ -181,7 +182,8 @@ def train_head(grader: Grader, bank: QuestionBank, dataset: Dataset, model: str)
 
 
 def run_train(settings: Settings, bank: QuestionBank, model: str | None) -> int:
-    """Fit on content/eval, print the out-of-fold figures, write bot/scoring/heads/<model>.json."""
+    """Fit on content/eval and content/heldout, print the out-of-fold figures (folds by
+    question), write bot/scoring/heads/<model>.json."""
     if model:
         settings = settings.model_copy(update={"embedding_model": model})
     # The head being fitted is not used to compute its own features (and an old head's file
@@ -189,7 +191,9 @@ def run_train(settings: Settings, bank: QuestionBank, model: str | None) -> int:
     options = replace(grader_options(settings), head=False)
     service = ScoringService.from_settings(settings, bank, options)
     grader = service.warm_grader()
-    dataset = load_bank_eval(settings.content_dir.parent / "eval")
+    root = settings.content_dir.parent
+    sets = [load_bank_eval(root / name) for name in ("eval", "heldout")]
+    dataset = Dataset("content/eval + content/heldout", 10.0, [s for d in sets for s in d.samples])
     head = train_head(grader, bank, dataset, settings.embedding_model)
     path = head_path(settings.embedding_model)
     head.save(path)

@@ -48,7 +48,7 @@ COVERAGE_WEIGHT = 0.7
 # is stretched onto the same scale).
 UNRELATED_TARGET = 0.192
 GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
-ADMITS_CAP = 1.5  # a short answer that names an identifier but says it does not know the rest
+ADMITS_CAP = 1.5  # a short answer (24 words or fewer) that says it does not know or never used it
 
 
 @dataclass(frozen=True)
@@ -445,9 +445,12 @@ class Grader:
             score = min(score, GENERIC_CAP)
         if not has_terms and is_hedged(text):
             return self._no_answer(question, language)  # "no idea, I only used keras"
-        if has_terms and opts.admits_cap and admits_not_knowing(text):
+        if opts.admits_cap and admits_not_knowing(text):
             # Naming one API and then "I don't know the rest" is not knowledge of the subject;
-            # one short sentence can sit close to every key point of a question.
+            # one short sentence can sit close to every key point of a question. In
+            # content/eval and content/heldout every answer of 30 words or fewer that says so
+            # has a human grade of 0 or 1; the limit is 24, as a longer answer can hold a lot
+            # besides "I don't know X" (tests/unit/test_text.py).
             score = min(score, ADMITS_CAP)
         if off_topic:
             score = min(score, OFF_TOPIC_CAP)

@@ -13,7 +13,8 @@ Two thresholds: at `flag_at` the grader says "you said this" (and takes points);
 lower, it only points at the pitfall as worth checking, with no penalty. A sentence whose
 polarity differs from the claim's ("eval() does NOT disable gradients") is never said to hold
 it, whatever its logit, and neither is a sentence without any of the pitfall's marker words
-(the words that carry its wrong idea, in the bank); at most it is worth checking (see
+(the words that carry its wrong idea, in the bank) or one that reports the belief as others'
+("many think …", "a common mistake is …"); at most it is worth checking (see
 docs/grading.md for what each costs).
 """
 
@@ -37,9 +38,11 @@ FEATURES = (
     "polar_claim",  # same_polarity * claim: closeness counts only when the stance agrees
     "log_length",  # log(1 + words in the sentence)
     "marker",  # 1 when the sentence has one of the pitfall's marker words (or it has none)
+    "reported",  # 1 when it speaks of a belief as others' or as a mistake ("many think …")
 )
 SAME_POLARITY = FEATURES.index("same_polarity")
 MARKER = FEATURES.index("marker")
+REPORTED = FEATURES.index("reported")
 HEADS_DIR = Path(__file__).with_name("heads")
 
 
@@ -74,9 +77,14 @@ class PitfallHead:
 
 
 def said_logits(features: np.ndarray, logits: np.ndarray) -> np.ndarray:
-    """The logits a "you said this" flag may use: none where the polarity disagrees, and none
-    for a sentence without any of the pitfall's marker words."""
-    allowed = (features[..., SAME_POLARITY] > 0) & (features[..., MARKER] > 0)
+    """The logits a "you said this" flag may use: none where the polarity disagrees, none for a
+    sentence without any of the pitfall's marker words, and none for one that reports the
+    belief as others' or as a mistake."""
+    allowed = (
+        (features[..., SAME_POLARITY] > 0)
+        & (features[..., MARKER] > 0)
+        & (features[..., REPORTED] == 0)
+    )
     return np.where(allowed, logits, -np.inf)
 
 
@@ -100,6 +108,7 @@ def features(
     correction_words: np.ndarray,
     length: np.ndarray,
     marker: np.ndarray,
+    reported: np.ndarray,
 ) -> np.ndarray:
     """Arrays of one shape (units, pitfalls) -> (units, pitfalls, len(FEATURES))."""
     return np.stack(
@@ -114,6 +123,7 @@ def features(
             same_polarity * claim,
             np.log1p(length),
             marker,
+            reported,
         ],
         axis=-1,
     ).astype(np.float64)

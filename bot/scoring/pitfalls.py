@@ -14,7 +14,7 @@ import numpy as np
 
 from bot.content.schema import Pitfall, Question
 from bot.scoring.pitfall_head import FEATURES, PitfallHead, features, said_logits
-from bot.scoring.text import detect_language, polarity, stems, words
+from bot.scoring.text import detect_language, polarity, reports_belief, stems, words
 
 _TOKEN = re.compile(r"[\w']+")
 PITFALL_THRESHOLD = 0.70
@@ -70,6 +70,7 @@ def unit_features(
     marked = np.array(
         [[float(_marked(ts, p)) for p in question.pitfalls] for ts in tokens]
     ).reshape(shape)
+    reported = np.array([float(reports_belief(u)) for u in units[:count]])
     best_point = point_sims[:count].max(axis=1, initial=0.0)
     return features(
         claim_sims[:count],
@@ -80,6 +81,7 @@ def unit_features(
         corrective,
         np.broadcast_to(lengths[:, None], shape),
         marked,
+        np.broadcast_to(reported[:, None], shape),
     ).reshape(*shape, len(FEATURES))
 
 

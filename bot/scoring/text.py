@@ -30,9 +30,22 @@ _NEGATORS = re.compile(
     re.IGNORECASE,
 )
 # Markers that say the sentence rejects a statement ("that's a myth").
-_REJECTION = re.compile(
-    r"\b(?:myth|misconception|wrong|false|incorrect|mistake|common\s+error|"
-    r"миф|заблуждение|неверно|неправда|ошибочно|ошибка\s+думать|путают)\b",
+_REJECTION_WORDS = (
+    r"myth|misconception|wrong|false|incorrect|mistake|common\s+error|"
+    r"миф|заблуждение|неверно|неправда|ошибочно|ошибка\s+думать|путают"
+)
+_REJECTION = re.compile(rf"\b(?:{_REJECTION_WORDS})\b", re.IGNORECASE)
+
+# A sentence that reports a belief as other people's or as a mistake ("many think X", "a common
+# mistake is to assume X") is about the misconception, not a statement of it; found in how the
+# rejecting answers of content/eval and content/heldout are worded.
+_REPORTED = re.compile(
+    rf"\b(?:{_REJECTION_WORDS}|gotcha|"
+    r"people\s+(?:\w+\s+)?(?:say|think|assume|believe|expect|get)|"
+    r"many\s+(?:\w+\s+)?(?:think|believe|assume)|some\s+(?:people\s+)?(?:think|believe|assume)|"
+    r"(?:easy|tempting)\s+to\s+(?:assume|think)|ошибк|"
+    r"(?:многие|часто|иногда|некоторые)\s+(?:\w+\s+)?(?:думают|считают|говорят|полагают|путают)|"
+    r"бытует|не\s+стоит\s+думать|как\s+(?:многие|иногда|часто)\s+(?:думают|считают|кажется))",
     re.IGNORECASE,
 )
 
@@ -64,9 +77,12 @@ def is_dont_know(text: str) -> bool:
 # often comes before a correct guess).
 _ADMITS = re.compile(
     r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*know|no\s+idea|idk|no\s+clue|"
-    r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|never\s+(?:used|wrote|worked|tried|needed)|"
-    r"не\s*знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|не\s+(?:помню|вспомню)|"
-    r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал))",
+    r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|can'?t\s+(?:say|compare|tell)|"
+    r"never\s+(?:(?:really\s+)?used|wrote|worked|tried|needed|looked|heard|touched|implemented|"
+    r"had\s+to|profiled|done)|haven'?t\s+(?:used|done|tried|worked)|"
+    r"не\s*знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|не\s+(?:помню|вспомню|скажу)|"
+    r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал|трогал|слышал|в\s+теме)|"
+    r"только\s+слышал)",
     re.IGNORECASE,
 )
 
@@ -79,6 +95,11 @@ def admits_not_knowing(text: str, limit: int = 24) -> bool:
 def is_hedged(text: str, limit: int = 16) -> bool:
     """A short answer that says "I don't know" among other words ("no idea, I only used keras")."""
     return len(words(text)) <= limit and bool(_DONT_KNOW.search(normalize(text)))
+
+
+def reports_belief(text: str) -> bool:
+    """Whether a sentence speaks of a belief as a mistake or as what others think."""
+    return bool(_REPORTED.search(text))
 
 
 def split_units(text: str, limit: int = 48, clauses: bool = True) -> list[str]:

@@ -91,6 +91,25 @@ def test_a_sentence_without_a_marker_word_is_at_most_worth_checking(bank: Questi
     assert [h.evidence for h in said] == [units[1]]
 
 
+def test_a_sentence_that_reports_the_belief_is_at_most_worth_checking(bank: QuestionBank) -> None:
+    """ "Many think eval() turns off gradients" names the misconception to reject it; the
+    features that unit_features computes for it gate the "said" flag."""
+    question = bank.questions["train-vs-eval"]
+    units = ["many think model.eval() turns off gradients", "model.eval() turns off gradients"]
+    units.append(" ".join(units))  # the whole answer: the last unit, never a candidate
+    qv_stems = distinct_stems(question)
+    sims = np.zeros((len(units), len(question.pitfalls)))
+    sims[:, 0] = 0.95  # both close to "eval() turns off gradients"
+    points = np.zeros((len(units), len(question.key_points)))
+    matrix = unit_features(question, units, qv_stems, sims, sims * 0, points)
+    units = units[:2]
+    assert list(matrix[:, 0, FEATURES.index("reported")]) == [1.0, 0.0]
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units[:1], matrix[:1])
+    assert said == [] and [h.evidence for h in checks] == [units[0]]
+    said, _ = by_head(_claim_only(0.8, 0.6), question, units[1:], matrix[1:])
+    assert [h.evidence for h in said] == [units[1]]
+
+
 def test_markers_are_prefixes_and_phrases_need_every_word(bank: QuestionBank) -> None:
     pitfall = (
         bank.questions["train-vs-eval"]

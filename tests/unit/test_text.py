@@ -10,6 +10,7 @@ from bot.scoring.text import (
     is_dont_know,
     mentions,
     polarity,
+    reports_belief,
     split_units,
 )
 
@@ -77,6 +78,12 @@ def test_mentions_matches_identifiers_not_substrings() -> None:
         ("FSDP вроде как DDP, только новее? Не работал с ним", True),
         ("честно не вспомню, что делает retain_graph", True),
         ("never used IterableDataset, only ImageFolder", True),
+        (
+            "TorchServe... some tool for serving models? Never used it, no idea about the details",
+            True,
+        ),
+        ("про AOTInductor даже не слышал, TensorRT вроде быстрее, но почему — не скажу", True),
+        ("I've only used PyTorch, so I can't compare much", True),
         ("not sure, but zero_grad() clears the old gradients before backward", False),
         ("zero_grad() clears .grad because gradients accumulate across backward calls", False),
         # A long answer that mentions not knowing one detail is still an answer.
@@ -90,3 +97,20 @@ def test_mentions_matches_identifiers_not_substrings() -> None:
 )
 def test_admits_not_knowing(text: str, admits: bool) -> None:
     assert admits_not_knowing(text) is admits
+
+
+@pytest.mark.parametrize(
+    ("text", "reported"),
+    [
+        ("Многие думают, что clip_grad_norm_ нормирует каждый тензор по отдельности", True),
+        ("people sometimes say F is faster than nn modules", True),
+        ("A common mistake is to assume Adam with weight_decay is AdamW", True),
+        ("Частая ошибка — вызывать scheduler.step() перед optimizer.step()", True),
+        ("it's easy to assume x.size() gives the element count", True),
+        ("dropout zeroes some of the layer's weights during training", False),
+        ("model.eval() turns off gradient computation", False),
+        ("многие слои, например dropout, ведут себя по-разному", False),
+    ],
+)
+def test_reports_belief(text: str, reported: bool) -> None:
+    assert reports_belief(text) is reported
