@@ -410,9 +410,12 @@ class Grader:
             credit = _ramp(sim, POINT_FLOOR, POINT_FULL)
             covered = credit >= _ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
             credits.append(credit * point.weight)
+            # A clause of a sentence flagged as a misconception may still earn credit (measured:
+            # docs/grading.md), but is not quoted as "your words" under a covered point.
+            quoted = covered and not any(units[best_unit] in p.evidence for p in pitfalls)
             points.append(
                 PointResult(
-                    point.id, covered, round(credit, 3), units[best_unit] if covered else None
+                    point.id, covered, round(credit, 3), units[best_unit] if quoted else None
                 )
             )
         coverage = sum(credits) / sum(k.weight for k in question.key_points)

@@ -147,3 +147,27 @@ def test_covered_points_quote_the_answer(grader: Grader, bank: QuestionBank) -> 
     for point in result.points:
         if point.covered:
             assert point.evidence and point.evidence in STRONG["zero-grad"]
+
+
+def test_a_flagged_sentence_is_never_quoted_as_covering_a_key_point(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    """A clause of a sentence the feedback calls a misconception may still earn credit, but the
+    feedback does not also quote it under a ✅ as "your words"."""
+    from pathlib import Path
+
+    from bot.evaluation.datasets import load_bank_eval
+
+    root = Path(__file__).resolve().parents[2] / "content" / "heldout"
+    samples = [s for s in load_bank_eval(root).samples if s.kind == "pitfall"]
+    results = grader.grade_many(
+        [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in samples]
+    )
+    unquoted = 0
+    for result in results:
+        flagged = [hit.evidence for hit in result.pitfalls]
+        for point in result.points:
+            if point.evidence:
+                assert not any(point.evidence in sentence for sentence in flagged)
+            unquoted += point.covered and point.evidence is None
+    assert unquoted  # the case occurs in these answers: the rule above was exercised
