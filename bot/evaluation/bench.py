@@ -41,6 +41,7 @@ def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int
         precision=settings.embedding_precision,
         worker=settings.grader_worker,  # as the bot runs it
         threads=settings.grader_threads,
+        background_warm=True,
     )
 
 
@@ -50,6 +51,7 @@ async def _startup(settings: Settings, bank: QuestionBank, cache: Path, job: Job
     await service.start(warm=True)
     await service.grade(*job)
     took = time.perf_counter() - started
+    await service.warmed()  # a cold start stores the bank's vectors once it has them all
     service.close()
     return took
 

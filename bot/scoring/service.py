@@ -14,6 +14,7 @@ in this process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import multiprocessing
@@ -42,6 +43,10 @@ from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 log = logging.getLogger(__name__)
 
 PREPARING = "preparing the question bank (first run only)…"
+PREPARING_BACKGROUND = (
+    "preparing the question bank (first run only): grading starts now, the rest of the bank "
+    "is computed between answers"
+)
 
 Job = tuple[Question, str, str | None]
 Worker = Literal["thread", "process"]
@@ -94,9 +99,13 @@ class ScoringService:
         worker: Worker = "thread",
         threads: int | None = None,
         embeddings_url: str | None = None,
+        background_warm: bool = False,
     ):
         """`embeddings_url`: vectors from an embedding server (TEI's API) instead of a model
-        loaded here; the grading around them stays in this service."""
+        loaded here; the grading around them stays in this service. `background_warm`: with no
+        stored vectors, `start()` computes only what every grade needs (the calibration, from
+        all key points) and the rest of the bank afterwards, a question at a time between
+        grades, then stores it (the bot; the CLI tools warm everything first)."""
         # What a grading process needs to build the same service.
         self._config: dict[str, Any] = {
             "bank": bank,
@@ -109,6 +118,7 @@ class ScoringService:
             "precision": precision,
             "threads": threads,
             "embeddings_url": embeddings_url,
+            "background_warm": background_warm,
         }
         self.worker = worker
         self._pool: ProcessPoolExecutor | None = None
@@ -123,6 +133,9 @@ class ScoringService:
         self._embeddings_url = embeddings_url
         self.max_batch = max_batch
         self._options = options
+        self._background_warm = background_warm
+        self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
+        self._finishing: asyncio.Task[None] | None = None
         # One thread: the model is not shared between threads, and torch uses the cores itself.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader")
         self._grader: Grader | None = None
@@ -155,6 +168,7 @@ class ScoringService:
             worker=settings.grader_worker if serving else "thread",
             threads=settings.grader_threads if serving else None,
             embeddings_url=settings.embeddings_url,
+            background_warm=serving,
         )
 
     # --- where the model runs -----------------------------------------------------------------
@@ -227,7 +241,13 @@ class ScoringService:
                 cold = not stored
             cached = len(encoder.remembered())
             grader = Grader(encoder, list(self.bank), self._options)
-            if warm:
+            if warm and cold and self._background_warm:
+                # Every grade needs the calibration (all key points, about a quarter of the
+                # bank); the rest follows a question at a time (`_warm_step`).
+                print(PREPARING_BACKGROUND, file=sys.stderr, flush=True)
+                grader.baseline()
+                self._unwarmed = list(self.bank)
+            elif warm:
                 if cold:  # tens of seconds on a CPU, once: say so rather than sit silent
                     print(PREPARING, file=sys.stderr, flush=True)
                 grader.warm(list(self.bank), progress=cold)
@@ -265,8 +285,32 @@ class ScoringService:
             self._reference = ReferenceGrader(self.grader().encoder, list(self.bank))
         return self._reference
 
-    def _warm_up(self, warm: bool) -> None:
+    def _warm_up(self, warm: bool) -> bool:
+        """Load; True when part of the bank is left for `_warm_step`."""
         self._load(warm)
+        return bool(self._unwarmed)
+
+    def _warm_step(self) -> bool:
+        """The vectors of the next bank question not computed yet; when none is left, store
+        them all. True while more remain."""
+        grader = self.grader()
+        if self._unwarmed:
+            grader.warm([self._unwarmed.pop(0)])
+        if self._unwarmed:
+            return True
+        path = self.cache_path(grader.encoder.device)
+        if path is not None:
+            save_vectors(path, grader.encoder.remembered())
+        log.info("question bank ready: %d texts' vectors", len(grader.encoder.remembered()))
+        return False
+
+    async def _finish_warming(self) -> None:
+        """Between grades (the worker takes jobs in turn), the rest of the bank."""
+        try:
+            while await self._run("_warm_step"):
+                pass
+        except Exception:  # the service closed meanwhile, or storing failed: next start redoes it
+            log.warning("the question bank's warm-up did not finish", exc_info=True)
 
     def _describe(self) -> tuple[str, str]:
         encoder = self.grader().encoder
@@ -281,14 +325,22 @@ class ScoringService:
     async def start(self, warm: bool = True) -> None:
         """Load the model (and the bank's vectors) where it will run."""
         pending, self._warming = self._warming, None
+        left = None
         if pending is not None:
             try:
-                await asyncio.wrap_future(pending)
-                return
+                left = await asyncio.wrap_future(pending)
             except BrokenProcessPool:
                 log.error("the grading process died while loading; starting a new one")
                 self._discard_pool()
-        await self._run("_warm_up", warm)
+        if left is None:
+            left = await self._run("_warm_up", warm)
+        if left:
+            self._finishing = asyncio.get_running_loop().create_task(self._finish_warming())
+
+    async def warmed(self) -> None:
+        """Until the bank's background warm-up (if any) has finished and been stored."""
+        if self._finishing is not None:
+            await asyncio.shield(self._finishing)
 
     def _peak_rss_mib(self) -> float:
         return peak_rss_mib()
@@ -408,6 +460,9 @@ class ScoringService:
         ).result()
 
     def close(self) -> None:
+        if self._finishing is not None and not self._finishing.done():
+            with contextlib.suppress(RuntimeError):  # its loop may be closed already
+                self._finishing.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
         if self._pool is not None:
             # Waiting lets the pool's manager thread finish: left running, Python 3.11's exit

@@ -16,7 +16,7 @@ from bot.__main__ import main
 from bot.content.loader import QuestionBank
 from bot.priority import bulk_work
 from bot.scoring.grader import GradeResult
-from bot.scoring.service import PREPARING, ScoringService
+from bot.scoring.service import PREPARING, PREPARING_BACKGROUND, ScoringService
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 
@@ -84,6 +84,38 @@ def test_restart_reads_bank_vectors_from_disk(
     second.close()
     warm = capfd.readouterr().err
     assert PREPARING not in warm and "question bank:" not in warm, warm  # nothing when warm
+
+
+async def test_a_cold_bot_grades_before_the_whole_bank_is_computed(
+    tmp_path: Path, bank: QuestionBank, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """With no stored vectors the bot computes the calibration, grades at once, and computes
+    the rest of the bank between grades; the grades are those of a full warm-up, and the
+    vectors are stored when all are there."""
+    ids = ("zero-grad", "train-vs-eval", "autograd")
+    small = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
+    full = ScoringService(small, "bundled", "cpu", cache_dir=tmp_path / "full")
+    full._load(warm=True)
+    service = ScoringService(
+        small, "bundled", "cpu", cache_dir=tmp_path / "lazy", background_warm=True
+    )
+    await service.start(warm=True)
+    assert not service.grader()._vectors  # only the calibration so far
+    assert PREPARING_BACKGROUND in capfd.readouterr().err
+    question = small.questions["train-vs-eval"]
+    answer = "model.eval() turns off gradient computation; train() turns dropout on."
+    graded = await service.grade(question, answer, "en")
+    expected = full.grade_blocking(question, answer, "en")
+    assert (graded.score, graded.covered, [p.id for p in graded.pitfalls]) == (
+        expected.score,
+        expected.covered,
+        [p.id for p in expected.pitfalls],
+    )
+    await service.warmed()
+    path = service.cache_path()
+    assert path is not None and set(load_vectors(path)) == set(full.grader().encoder.remembered())
+    service.close()
+    full.close()
 
 
 def test_warm_cache_computes_once(tmp_path: Path, bank: QuestionBank) -> None:
