@@ -104,8 +104,8 @@ class ScoringService:
         """`embeddings_url`: vectors from an embedding server (TEI's API) instead of a model
         loaded here; the grading around them stays in this service. `background_warm`: with no
         stored vectors, `start()` computes only what every grade needs (the calibration, from
-        all key points) and the rest of the bank afterwards, a question at a time between
-        grades, then stores it (the bot; the CLI tools warm everything first)."""
+        all key points) and the rest of the bank afterwards, a question at a time whenever no
+        grade is waiting, then stores it (the bot; the CLI tools warm everything first)."""
         # What a grading process needs to build the same service.
         self._config: dict[str, Any] = {
             "bank": bank,
@@ -305,10 +305,17 @@ class ScoringService:
         return False
 
     async def _finish_warming(self) -> None:
-        """Between grades (the worker takes jobs in turn), the rest of the bank."""
+        """The rest of the bank, a question at a time whenever no answer is waiting: people
+        come first (a question's vectors are computed when it is graded anyway)."""
+        loop = asyncio.get_running_loop()
         try:
-            while await self._run("_warm_step"):
-                pass
+            while True:
+                batcher = self._batcher
+                if batcher is not None and not batcher.done() and batcher.get_loop() is loop:
+                    await asyncio.wait({batcher})
+                    continue
+                if not await self._run("_warm_step"):
+                    break
         except Exception:  # the service closed meanwhile, or storing failed: next start redoes it
             log.warning("the question bank's warm-up did not finish", exc_info=True)
 
