@@ -22,7 +22,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Dataset, load_bank_eval
 from bot.scoring.grader import Grader
-from bot.scoring.pitfall_head import FEATURES, PitfallHead, head_path, said_logits
+from bot.scoring.pitfall_head import FEATURES, REPORTED, PitfallHead, head_path, said_logits
 from bot.scoring.service import ScoringService, grader_options
 
 FOLDS = 5
@@ -160,7 +160,8 @@ def train_head(grader: Grader, bank: QuestionBank, dataset: Dataset, model: str)
     logits = out_of_fold(rows)
     said = said_logits(rows.features, logits)
     flag_at, flag_recall, flag_false = threshold_for(dataset, rows, said, FLAG_TARGET)
-    check_at, check_recall, check_false = threshold_for(dataset, rows, logits, CHECK_TARGET)
+    hinted = np.where(rows.features[:, REPORTED] > 0, -np.inf, logits)  # as by_head hints
+    check_at, check_recall, check_false = threshold_for(dataset, rows, hinted, CHECK_TARGET)
     weights, bias = fit(rows.features[rows.train], rows.labels[rows.train])
     by_kind: dict[str, int] = defaultdict(int)
     for s in dataset.samples:

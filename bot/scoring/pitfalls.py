@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.content.schema import Pitfall, Question
-from bot.scoring.pitfall_head import FEATURES, PitfallHead, features, said_logits
+from bot.scoring.pitfall_head import FEATURES, REPORTED, PitfallHead, features, said_logits
 from bot.scoring.text import detect_language, polarity, reports_belief, stems, words
 
 _TOKEN = re.compile(r"[\w']+")
@@ -121,14 +121,24 @@ def by_head(
     said_only = said_logits(matrix, logits)
     for index, pitfall in enumerate(question.pitfalls):
         best = int(np.argmax(said_only[:, index]))
-        if said_only[best, index] < head.flag_at:
-            best = int(np.argmax(logits[:, index]))
-            if logits[best, index] < head.check_at:
-                continue
-            target = checks
-        else:
-            target = said
-        target.append(PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best]))
+        if said_only[best, index] >= head.flag_at:
+            said.append(
+                PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
+            )
+    # A hint ("sounds like a common misconception") is not for a sentence that reports the
+    # belief to reject it ("many think X, but …"), nor for one already said to hold another
+    # misconception: one verdict per sentence.
+    accused = {hit.evidence for hit in said}
+    flagged = {hit.id for hit in said}
+    rows = units[: matrix.shape[0]]  # the candidates: not the whole answer
+    blocked = (matrix[..., REPORTED] > 0) | np.array([u in accused for u in rows])[:, None]
+    hinted = np.where(blocked, -np.inf, logits)
+    for index, pitfall in enumerate(question.pitfalls):
+        best = int(np.argmax(hinted[:, index]))
+        if pitfall.id not in flagged and hinted[best, index] >= head.check_at:
+            checks.append(
+                PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
+            )
     return said, checks
 
 

@@ -91,9 +91,9 @@ def test_a_sentence_without_a_marker_word_is_at_most_worth_checking(bank: Questi
     assert [h.evidence for h in said] == [units[1]]
 
 
-def test_a_sentence_that_reports_the_belief_is_at_most_worth_checking(bank: QuestionBank) -> None:
-    """ "Many think eval() turns off gradients" names the misconception to reject it; the
-    features that unit_features computes for it gate the "said" flag."""
+def test_a_sentence_that_reports_the_belief_is_neither_said_nor_hinted(bank: QuestionBank) -> None:
+    """ "Many think eval() turns off gradients" names the misconception to reject it: no flag and
+    no "sounds like a common misconception" hint (unit_features marks it)."""
     question = bank.questions["train-vs-eval"]
     units = ["many think model.eval() turns off gradients", "model.eval() turns off gradients"]
     units.append(" ".join(units))  # the whole answer: the last unit, never a candidate
@@ -105,9 +105,25 @@ def test_a_sentence_that_reports_the_belief_is_at_most_worth_checking(bank: Ques
     units = units[:2]
     assert list(matrix[:, 0, FEATURES.index("reported")]) == [1.0, 0.0]
     said, checks = by_head(_claim_only(0.8, 0.6), question, units[:1], matrix[:1])
-    assert said == [] and [h.evidence for h in checks] == [units[0]]
+    assert said == [] and checks == []
     said, _ = by_head(_claim_only(0.8, 0.6), question, units[1:], matrix[1:])
     assert [h.evidence for h in said] == [units[1]]
+
+
+def test_a_sentence_said_to_hold_one_misconception_is_not_hinted_with_another(
+    bank: QuestionBank,
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    units = ["eval() turns off gradients and no_grad() is enough", "dropout is off in eval"]
+    matrix = np.zeros((2, len(question.pitfalls), len(FEATURES)))
+    matrix[..., SAME_POLARITY] = matrix[..., MARKER] = 1.0
+    matrix[0, 0, 0] = 0.9  # said: the first claim
+    matrix[0, 1, 0] = 0.7  # would be worth checking for the second, in the same sentence
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert [h.id for h in said] == [question.pitfalls[0].id] and checks == []
+    matrix[1, 1, 0] = 0.65  # another sentence close to the second claim is still hinted
+    said, checks = by_head(_claim_only(0.8, 0.6), question, units, matrix)
+    assert [(h.id, h.evidence) for h in checks] == [(question.pitfalls[1].id, units[1])]
 
 
 def test_markers_are_prefixes_and_phrases_need_every_word(bank: QuestionBank) -> None:
