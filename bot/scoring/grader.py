@@ -26,6 +26,7 @@ from bot.scoring.text import (
     mentions,
     normalize,
     overlap,
+    reports_belief,
     split_units,
     stems,
     words,
@@ -396,6 +397,10 @@ class Grader:
             pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
         # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.
         wrong_units = [i for i, u in enumerate(units) if any(p.evidence in u for p in pitfalls)]
+        # So is one that reports a belief ("many think X"): it is about X, not a statement of
+        # the key point; its "but actually Y" clause is a unit of its own and still counts.
+        whole = len(units) - 1 if len(units) > 1 and units[-1] == text else None
+        wrong_units += [i for i, u in enumerate(units) if i != whole and reports_belief(u)]
 
         # Best sentence per key point, over both languages of the point. A sentence that states
         # a misconception earns no credit, however close its words are to a key point.

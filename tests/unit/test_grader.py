@@ -171,3 +171,22 @@ def test_a_flagged_sentence_is_never_quoted_as_covering_a_key_point(
                 assert not any(point.evidence in sentence for sentence in flagged)
             unquoted += point.covered and point.evidence is None
     assert unquoted  # the case occurs in these answers: the rule above was exercised
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Many think model.eval() turns off gradient computation. It does not: eval() switches "
+        "dropout and batchnorm to inference behaviour, and autograd still records the graph.",
+        "Многие думают, что model.eval() отключает вычисление градиентов. На самом деле eval() "
+        "только переключает dropout и batchnorm, а граф autograd всё равно строится.",
+    ],
+)
+def test_a_sentence_reporting_a_belief_is_not_quoted_as_a_covered_point(
+    grader: Grader, bank: QuestionBank, answer: str
+) -> None:
+    result = grader.grade(bank.questions["train-vs-eval"], answer)
+    reported = answer.split(". ")[0]
+    assert result.covered  # the rest of the answer still counts
+    assert not any(p.evidence and p.evidence.rstrip(".") == reported for p in result.points)
+    assert not result.pitfalls and not result.checks
