@@ -114,3 +114,9 @@ def test_admits_not_knowing(text: str, admits: bool) -> None:
 )
 def test_reports_belief(text: str, reported: bool) -> None:
     assert reports_belief(text) is reported
+
+
+def test_a_very_long_answer_keeps_the_whole_answer_as_its_last_unit() -> None:
+    text = " ".join(f"Sentence number {i} says something." for i in range(80))
+    units = split_units(text)
+    assert len(units) == 48 and units[-1] == text and units[0].startswith("Sentence number 0")
