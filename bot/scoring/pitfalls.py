@@ -122,9 +122,7 @@ def by_head(
     for index, pitfall in enumerate(question.pitfalls):
         best = int(np.argmax(said_only[:, index]))
         if said_only[best, index] >= head.flag_at:
-            said.append(
-                PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
-            )
+            said.append(_hit(pitfall, units, matrix, best, index))
     # A hint ("sounds like a common misconception") is not for a sentence that reports the
     # belief to reject it ("many think X, but …"), nor for one already said to hold another
     # misconception: one verdict per sentence.
@@ -136,10 +134,15 @@ def by_head(
     for index, pitfall in enumerate(question.pitfalls):
         best = int(np.argmax(hinted[:, index]))
         if pitfall.id not in flagged and hinted[best, index] >= head.check_at:
-            checks.append(
-                PitfallHit(pitfall.id, round(float(matrix[best, index, 0]), 3), units[best])
-            )
+            checks.append(_hit(pitfall, units, matrix, best, index))
     return said, checks
+
+
+def _hit(
+    pitfall: Pitfall, units: list[str], matrix: np.ndarray, unit: int, index: int
+) -> PitfallHit:
+    """The pitfall found in `units[unit]`, with its claim cosine (feature 0)."""
+    return PitfallHit(pitfall.id, round(float(matrix[unit, index, 0]), 3), units[unit])
 
 
 def by_rule(
