@@ -38,12 +38,14 @@ _REJECTION = re.compile(rf"\b(?:{_REJECTION_WORDS})\b", re.IGNORECASE)
 
 # A sentence that reports a belief as other people's or as a mistake ("many think X", "a common
 # mistake is to assume X") is about the misconception, not a statement of it; found in how the
-# rejecting answers of content/eval and content/heldout are worded.
+# rejecting answers of content/eval and content/heldout are worded. Not bare "false", "wrong"
+# or "ошибка": "requires_grad=False" and "иначе будет ошибка" state facts.
 _REPORTED = re.compile(
-    rf"\b(?:{_REJECTION_WORDS}|gotcha|"
+    r"\b(?:myth|misconception|common\s+(?:mistake|error)|gotcha|"
     r"people\s+(?:\w+\s+)?(?:say|think|assume|believe|expect|get)|"
     r"many\s+(?:\w+\s+)?(?:think|believe|assume)|some\s+(?:people\s+)?(?:think|believe|assume)|"
-    r"(?:easy|tempting)\s+to\s+(?:assume|think)|ошибк|"
+    r"(?:easy|tempting)\s+to\s+(?:assume|think)|"
+    r"миф|заблуждение|ошибочно|ошибка\s+думать|путают|(?:частая|распространённая)\s+ошибка|"
     r"(?:многие|часто|иногда|некоторые)\s+(?:\w+\s+)?(?:думают|считают|говорят|полагают|путают)|"
     r"бытует|не\s+стоит\s+думать|как\s+(?:многие|иногда|часто)\s+(?:думают|считают|кажется))",
     re.IGNORECASE,

@@ -110,6 +110,10 @@ def test_admits_not_knowing(text: str, admits: bool) -> None:
         ("dropout zeroes some of the layer's weights during training", False),
         ("model.eval() turns off gradient computation", False),
         ("многие слои, например dropout, ведут себя по-разному", False),
+        ("freeze the backbone with requires_grad=False and train only the head", False),
+        ("иначе будет ошибка expected all tensors to be on the same device", False),
+        ("so for other inputs the model silently gives wrong output", False),
+        ("это миф, что dropout зануляет веса", True),
     ],
 )
 def test_reports_belief(text: str, reported: bool) -> None:
