@@ -59,9 +59,10 @@ def unit_features(
     for i, unit in enumerate(units[:count]):
         ru = detect_language(unit) == "ru"
         own = stems(unit)
+        stance = polarity(unit)
         for j, pitfall in enumerate(question.pitfalls):
             claim = pitfall.claim.ru if ru else pitfall.claim.en
-            same[i, j] = float(polarity(unit) == polarity(claim))
+            same[i, j] = float(stance == polarity(claim))
             claim_only, correction_only = distinct[j]
             shared[i, j] = _share(own, claim_only)
             corrective[i, j] = _share(own, correction_only)

@@ -30,11 +30,11 @@ _NEGATORS = re.compile(
     re.IGNORECASE,
 )
 # Markers that say the sentence rejects a statement ("that's a myth").
-_REJECTION_WORDS = (
-    r"myth|misconception|wrong|false|incorrect|mistake|common\s+error|"
-    r"миф|заблуждение|неверно|неправда|ошибочно|ошибка\s+думать|путают"
+_REJECTION = re.compile(
+    r"\b(?:myth|misconception|wrong|false|incorrect|mistake|common\s+error|"
+    r"миф|заблуждение|неверно|неправда|ошибочно|ошибка\s+думать|путают)\b",
+    re.IGNORECASE,
 )
-_REJECTION = re.compile(rf"\b(?:{_REJECTION_WORDS})\b", re.IGNORECASE)
 
 # A sentence that reports a belief as other people's or as a mistake ("many think X", "a common
 # mistake is to assume X") is about the misconception, not a statement of it; found in how the
