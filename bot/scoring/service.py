@@ -299,9 +299,10 @@ class ScoringService:
         if self._unwarmed:
             return True
         path = self.cache_path(grader.encoder.device)
+        vectors = grader.encoder.remembered()  # a copy, taken under the encoder's lock: once
         if path is not None:
-            save_vectors(path, grader.encoder.remembered())
-        log.info("question bank ready: %d texts' vectors", len(grader.encoder.remembered()))
+            save_vectors(path, vectors)
+        log.info("question bank ready: %d texts' vectors", len(vectors))
         return False
 
     async def _finish_warming(self) -> None:
