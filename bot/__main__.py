@@ -72,7 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         "files", nargs="*", type=Path, help="external CSV/JSONL: question, reference, answer, grade"
     )
     evaluate.add_argument(
-        "--no-bank", action="store_true", help="skip content/eval and content/heldout"
+        "--no-bank", action="store_true", help="skip the bank's sets (eval, heldout, blind)"
+    )
+    evaluate.add_argument(
+        "--no-blind",
+        action="store_true",
+        help="skip content/blind: decide a change on the tuning sets without reading it",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None

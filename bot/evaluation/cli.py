@@ -52,7 +52,7 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
         datasets.append(load_bank_eval(root / "eval", "content/eval (tuning set)"))
         if (root / "heldout").is_dir():
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
-        if (root / "blind").is_dir():
+        if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (blind)"))
     return datasets + [load_external(Path(f)) for f in args.files]
 
