@@ -51,6 +51,11 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 
+# Python's literals state a value ("requires_grad=False", "the grads are None"), not a negation:
+# a literal after "=" or "(" in any case, or a capitalised one anywhere but the start ("None of
+# the weights…" is prose).
+_CODE_LITERAL = re.compile(r"(?i:[=(]\s*(?:false|none)\b)|(?<=.)\b(?:False|None)\b")
+
 
 def detect_language(text: str) -> str:
     """'ru' when Cyrillic letters dominate, else 'en'."""
@@ -128,7 +133,8 @@ def split_units(text: str, limit: int = 48, clauses: bool = True) -> list[str]:
 
 def polarity(text: str) -> int:
     """+1 for an affirmative statement, -1 for a negated or rejected one."""
-    flips = len(_NEGATORS.findall(text)) + len(_REJECTION.findall(text))
+    prose = _CODE_LITERAL.sub(" ", text.strip())
+    flips = len(_NEGATORS.findall(prose)) + len(_REJECTION.findall(prose))
     return -1 if flips % 2 else 1
 
 

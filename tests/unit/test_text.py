@@ -52,6 +52,28 @@ def test_polarity_sees_negation_and_rejection() -> None:
     assert polarity("eval() doesn't disable autograd") == -1
     assert polarity("eval() не отключает градиенты") == -1
     assert polarity("It's a myth that eval() turns off gradients") == -1
+    assert polarity("That claim is false: eval() keeps autograd on") == -1
+    assert polarity("None of the frozen weights change") == -1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "requires_grad=False fully freezes a layer, BatchNorm included",
+        "backbone.requires_grad_(False) freezes BatchNorm too",
+        "Layers are frozen with p.requires_grad = false on their parameters",
+        "After zero_grad() the gradients are None",
+        "eval() is the same as train(False)",
+        "requires_grad=False полностью замораживает слой",
+    ],
+)
+def test_a_code_literal_is_not_a_negation(text: str) -> None:
+    """False and None in code state a value; counting them flipped these sentences' polarity,
+    so a wrong claim stated with a literal escaped its flag and a rejection of it did not."""
+    assert polarity(text) == 1
+    assert polarity(text.replace("freezes", "does not freeze")) == (
+        -1 if "freezes" in text else 1
+    )
 
 
 def test_split_units_keeps_sentences_clauses_and_whole() -> None:
