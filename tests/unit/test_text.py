@@ -71,9 +71,7 @@ def test_a_code_literal_is_not_a_negation(text: str) -> None:
     """False and None in code state a value; counting them flipped these sentences' polarity,
     so a wrong claim stated with a literal escaped its flag and a rejection of it did not."""
     assert polarity(text) == 1
-    assert polarity(text.replace("freezes", "does not freeze")) == (
-        -1 if "freezes" in text else 1
-    )
+    assert polarity(text.replace("freezes", "does not freeze")) == (-1 if "freezes" in text else 1)
 
 
 def test_split_units_keeps_sentences_clauses_and_whole() -> None:
