@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import utcnow
@@ -104,6 +104,20 @@ class UpdateInbox:
                 if won.rowcount:  # type: ignore[attr-defined]
                     taken.append((update_id, payload))
             return taken
+
+    async def held_elsewhere(self, holder: str) -> int:
+        """How many unhandled updates are claimed by replicas other than `holder`."""
+        async with self.sessions() as session:
+            count = await session.scalar(
+                select(func.count())
+                .select_from(ReceivedUpdate)
+                .where(
+                    ReceivedUpdate.handled_at.is_(None),
+                    ReceivedUpdate.claimed_by.is_not(None),
+                    ReceivedUpdate.claimed_by != holder,
+                )
+            )
+            return int(count or 0)
 
     async def mark_handled(self, update_id: int) -> None:
         async with self.sessions() as session, session.begin():

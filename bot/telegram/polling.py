@@ -25,6 +25,8 @@ BACKOFF = BackoffConfig(min_delay=0.5, max_delay=10.0, factor=1.5, jitter=0.1)
 
 
 class InboxPoller(InboxReceiver):
+    sole_receiver = True  # Telegram allows one getUpdates consumer per token
+
     def __init__(
         self,
         dp: Dispatcher,
@@ -67,7 +69,7 @@ class InboxPoller(InboxReceiver):
             offset = updates[-1].update_id + 1  # confirmed by the next call, after the commit
             if time.monotonic() - pruned > PRUNE_EVERY:
                 pruned = time.monotonic()
-                await self.inbox.prune()
+                await self.prune()
 
     async def _wait(self, backoff: Backoff, exc: BaseException) -> None:
         log.warning("getUpdates or storing updates failed (%s); retry in %.1fs", exc,

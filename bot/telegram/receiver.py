@@ -25,6 +25,7 @@ PRUNE_EVERY = 3600.0  # seconds between deletions of old handled updates
 # A replica renews its lease every third of this; this long after it died, another replica (or
 # it, restarted) takes over the updates it had stored but not finished.
 REPLICA_TTL = timedelta(seconds=10)
+TAKE_OVER_POLL = 0.5  # seconds between looks at a predecessor's lease at start
 
 
 def payload(update: Update) -> str:
@@ -32,6 +33,10 @@ def payload(update: Update) -> str:
 
 
 class InboxReceiver(ABC):
+    # Whether this is the only receiver of the bot's updates (one long poller per token): then
+    # unfinished updates another replica holds at start are this bot's own from before a kill.
+    sole_receiver = False
+
     def __init__(
         self,
         dp: Dispatcher,
@@ -62,6 +67,22 @@ class InboxReceiver(ABC):
             log.info("handling %d update(s) left unfinished by a stopped replica", len(left))
         return len(left)
 
+    async def _take_over_first(self) -> None:
+        """Take over what is left unfinished before receiving anything new. A sole receiver
+        also waits (at most twice REPLICA_TTL) for a killed predecessor's lease to lapse: its
+        updates are older than any getUpdates brings now, and taking them later would run a
+        person's newer message first ("/skip" before the answer written above it)."""
+        await self.take_over()
+        if not self.sole_receiver:
+            return
+        waited = 0.0
+        while waited < 2 * REPLICA_TTL.total_seconds() and await self.inbox.held_elsewhere(
+            self.replica
+        ):
+            await asyncio.sleep(TAKE_OVER_POLL)
+            waited += TAKE_OVER_POLL
+            await self.take_over()
+
     async def _keep_alive(self) -> None:
         """Renew this replica's lease (its claims are its own while it lives) and take over
         the updates of replicas whose lease lapsed."""
@@ -72,6 +93,13 @@ class InboxReceiver(ABC):
                 await self.take_over()
             except SQLAlchemyError:  # the database is back at the next round
                 log.exception("could not renew the replica lease")
+
+    async def prune(self) -> None:
+        """Delete old handled updates; a failure only postpones it (the inbox grows a while)."""
+        try:
+            await self.inbox.prune()
+        except SQLAlchemyError:
+            log.exception("could not delete old handled updates")
 
     async def _renew(self) -> None:
         await take_lease(self.sessions, f"{REPLICA}{self.replica}", self.replica, REPLICA_TTL,
@@ -95,9 +123,9 @@ class InboxReceiver(ABC):
         """Receive until stop(), then let the updates in hand finish for up to `drain_timeout`
         (any that do not stay in the inbox for the next start). Cancelled, it stops at once,
         as a kill would."""
-        await self.inbox.prune()
+        await self.prune()
         await self._renew()
-        await self.take_over()
+        await self._take_over_first()
         receive = asyncio.create_task(self.receive(allowed_updates))
         stop = asyncio.create_task(self._stop.wait())
         alive = asyncio.create_task(self._keep_alive())

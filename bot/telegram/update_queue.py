@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from aiogram import Bot, Dispatcher
 from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
 from aiogram.types import Update
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.metrics import HANDLER_SECONDS, UPDATES
 from bot.storage.inbox import UpdateInbox
@@ -84,7 +85,12 @@ class UpdateQueue:
         HANDLER_SECONDS.labels(kind).observe(time.perf_counter() - started)
         UPDATES.labels(kind, outcome).inc()
         # Even a failed update is done: one that always fails must not be replayed forever.
-        await self.inbox.mark_handled(update.update_id)
+        try:
+            await self.inbox.mark_handled(update.update_id)
+        except SQLAlchemyError:
+            # It was handled; left unmarked, it runs again after a restart (to the same effect).
+            # The sender's next updates must not wait for that.
+            log.exception("could not mark update %s handled", update.update_id)
 
     async def join(self, timeout: float | None = None) -> bool:
         """Wait for the updates in hand; False if some were still running at the timeout

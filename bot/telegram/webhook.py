@@ -79,7 +79,7 @@ class WebhookReceiver(InboxReceiver):
             )
             while True:
                 await asyncio.sleep(PRUNE_EVERY)
-                await self.inbox.prune()
+                await self.prune()
         finally:
             await runner.cleanup()  # stops accepting first; the queue drains after this
 
