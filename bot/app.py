@@ -7,7 +7,7 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
@@ -16,6 +16,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeDefault
 from redis.asyncio import Redis
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.clock import Clock, utcnow
@@ -46,6 +47,7 @@ from bot.telegram.shared_limits import RedisTokenBucket
 from bot.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
+REGRADE_EVERY = 60.0  # seconds between retries of answers whose grading failed
 
 
 @dataclass
@@ -142,7 +144,26 @@ def build_receiver(
 
 async def recover(interviews: InterviewService, delivery: Delivery) -> None:
     """Finish what a previous process left: ungraded answers, unsent feedback and questions."""
-    for user_id in await interviews.recover():
+    await _deliver(delivery, await interviews.recover())
+
+
+async def keep_grading(
+    interviews: InterviewService, delivery: Delivery, every: float = REGRADE_EVERY
+) -> None:
+    """Grade again, and send the feedback of, answers whose grading failed (the grading
+    process died, the embedding server was down): the user was told it would come."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            users = await interviews.grade_stored(older_than=timedelta(seconds=every))
+        except SQLAlchemyError:  # the database is back at the next round
+            log.exception("could not look for answers to grade again")
+            continue
+        await _deliver(delivery, users)
+
+
+async def _deliver(delivery: Delivery, users: list[int]) -> None:
+    for user_id in users:
         try:
             await delivery.flush(user_id)
         except Exception:  # one user's chat must not stop the others or the start-up
@@ -166,6 +187,7 @@ async def run_bot(
     rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings, redis)
     daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
     ops: OpsServer | None = None
+    regrading: asyncio.Task[None] | None = None
     try:
         me = await bot.get_me()
         log.info("running as @%s", me.username)
@@ -174,6 +196,7 @@ async def run_bot(
         with bulk_work():  # their tasks' sends wait behind replies to people who just wrote
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
+        regrading = asyncio.create_task(keep_grading(services.interviews, delivery, REGRADE_EVERY))
         receiver = build_receiver(settings, dp, bot, services.engine, redis)
         if settings.bot_mode == "polling" and settings.metrics_port is not None:
             host, port = settings.metrics_host, settings.metrics_port
@@ -186,6 +209,8 @@ async def run_bot(
         log.info("receiving updates by %s", settings.bot_mode)
         await receiver.run(dp.resolve_used_update_types())
     finally:
+        if regrading is not None:
+            regrading.cancel()
         if ops is not None:
             await ops.close()
         await daily.close()  # finishes the daily messages in flight

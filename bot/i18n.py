@@ -226,8 +226,12 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "outdated_button": {"ru": "Эта кнопка устарела.", "en": "This button is out of date."},
     "grading_failed": {
-        "ru": "Не удалось оценить ответ, он сохранён и будет оценён позже.",
-        "en": "Grading failed; your answer is saved and will be graded later.",
+        "ru": "Не удалось оценить ответ сейчас. Он сохранён: оценка придёт сама, как только получится.",
+        "en": "Grading failed for now. Your answer is saved: the grade will come by itself as soon as it can.",
+    },
+    "answer_not_saved": {
+        "ru": "Не получилось принять ответ. Пришлите его, пожалуйста, ещё раз.",
+        "en": "Couldn't take your answer just now. Please send it again.",
     },
     # --- group rounds (issue 3) ---
     "group_howto": {

@@ -49,6 +49,7 @@ REPLIES = {
     Outcome.too_short: "too_short",
     Outcome.busy: "busy",
     Outcome.already_answered: "already_answered",
+    Outcome.grade_later: "grading_failed",
 }
 
 
@@ -97,6 +98,7 @@ async def practice(
             write(started_text(started, lang))
         write("(/skip, /stop; Ctrl-D)")
         while True:
+            await service.grade_stored()  # an answer whose grading failed: tried again
             items = await service.outbox(PRACTICE_USER)
             for item in items:
                 write(render_plain(item, lang))

@@ -5,14 +5,15 @@ State lives in the database only: any process can pick up where another stopped.
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.clock import Clock, utcnow
+from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
@@ -25,6 +26,8 @@ from bot.services.reviews import due_questions, next_due, record_review
 from bot.storage.models import Answer, AskedQuestion, Interview, User
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
+
+log = logging.getLogger(__name__)
 
 DEFAULT_COUNT = 5
 MAX_COUNT = 20
@@ -39,6 +42,7 @@ class Outcome(StrEnum):
     skipped = "skipped"
     duplicate = "duplicate"  # the same Telegram message delivered again after a restart
     not_yet_asked = "not_yet_asked"  # written before the next question reached the chat
+    grade_later = "grade_later"  # stored, but grading failed: it is graded again later
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,6 @@ class InterviewService(InterviewOutbox):
             user = await repo.users.get(user_id)
             chosen_level = Level(level or (user.level if user else "junior")).value
             wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
-            replaced = await self._replace_active(repo, user_id)
             candidates = self.bank.by_level(chosen_level)
             answered = await repo.answers.answered_question_ids(user_id)
             due = await due_questions(
@@ -141,7 +144,8 @@ class InterviewService(InterviewOutbox):
             )
             questions = choose_questions(candidates, answered, wanted, self.rng, due)
             if not questions:
-                return None
+                return None  # the running interview, if any, goes on
+            replaced = await self._replace_active(repo, user_id)
             interview = await self._create(
                 session, user_id, chat_id, chosen_level, [q.id for q in questions], message_id
             )
@@ -321,7 +325,11 @@ class InterviewService(InterviewOutbox):
             await session.flush()
             answer_id = answer.id
         # Committed before grading: a crash from here on is recovered by grade_pending().
-        await self.grade_pending(answer_id)
+        try:
+            await self.grade_pending(answer_id)
+        except Exception:  # the model's process or the embedding server failed: try later
+            log.exception("grading answer %s failed; it stays stored for a retry", answer_id)
+            return Outcome.grade_later, answer_id
         return Outcome.graded, answer_id
 
     async def grade_pending(self, answer_id: int) -> None:
@@ -354,9 +362,28 @@ class InterviewService(InterviewOutbox):
 
     async def recover(self) -> list[int]:
         """After a restart: grade answers stored but not graded; return users owed messages."""
-        async with self.sessions() as session:
-            pending = [a.id for a in await Repo(session).answers.with_status(AnswerStatus.pending)]
-        for answer_id in pending:
-            await self.grade_pending(answer_id)
+        await self.grade_stored()
         async with self.sessions() as session:
             return await Repo(session).answers.users_with_pending_work()
+
+    async def grade_stored(self, older_than: timedelta | None = None) -> list[int]:
+        """Grade the answers stored (at least `older_than` ago) and still ungraded: left by a
+        crash, or their grading failed. Return the users whose answers were graded; one that
+        fails again is logged and left for the next call."""
+        # Stored with the wall clock (the column's default), so compared with it.
+        stored_before = utcnow() - (older_than or timedelta(0))
+        async with self.sessions() as session:
+            pending = [
+                (a.id, a.user_id)
+                for a in await Repo(session).answers.with_status(AnswerStatus.pending)
+                if aware(a.created_at) <= stored_before
+            ]
+        graded: set[int] = set()
+        for answer_id, user_id in pending:
+            try:
+                await self.grade_pending(answer_id)
+            except Exception:
+                log.exception("grading stored answer %s failed again", answer_id)
+                continue
+            graded.add(user_id)
+        return sorted(graded)

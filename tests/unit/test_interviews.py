@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
+from bot.content.schema import Question
+from bot.scoring.grader import GradeResult
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import InterviewService, Outcome
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
-from bot.storage.models import AskedQuestion
+from bot.storage.models import Answer, AskedQuestion
 
 
 def make(sessions, bank: QuestionBank, scoring: ScoringService) -> InterviewService:
@@ -106,8 +110,10 @@ async def test_restart_recovers_an_answer_stored_but_not_graded(
         raise RuntimeError("killed")
 
     service.grade_pending = crash  # type: ignore[method-assign]
-    with pytest.raises(RuntimeError):
-        await service.submit(4, 4, "backward accumulates gradients, zero_grad clears .grad")
+    outcome, answer_id = await service.submit(
+        4, 4, "backward accumulates gradients, zero_grad clears .grad"
+    )
+    assert outcome is Outcome.grade_later and answer_id is not None  # stored, not graded
     service.grade_pending = original  # type: ignore[method-assign]
     async with sessions() as session:
         statuses = (
@@ -184,3 +190,86 @@ async def test_a_question_sent_again_after_a_kill_takes_an_answer_to_its_first_c
     await service.mark_sent(question, 20_000)
     outcome, _ = await service.submit(7, 7, question.question.answer.en, 19_990)
     assert outcome is Outcome.graded
+
+
+class FailingScoring:
+    """A scoring service whose grading fails for answers containing `poison` (a model process
+    that died, an embedding server that is down)."""
+
+    def __init__(self, real: ScoringService, poison: str) -> None:
+        self.real = real
+        self.poison = poison
+
+    async def grade(
+        self, question: Question, text: str, language: str | None = None
+    ) -> GradeResult:
+        if self.poison in text:
+            raise ConnectionError("embedding server unreachable")
+        return await self.real.grade(question, text, language)
+
+
+async def test_an_answer_whose_grading_failed_is_kept_and_graded_later(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    flaky = FailingScoring(scoring, "zero_grad")
+    service = InterviewService(sessions, bank, flaky, random.Random(7))  # type: ignore[arg-type]
+    await service.ensure_user(6, "en")
+    await service.start(6, 6, "junior", 2)
+    await deliver(service, 6)
+    text = "backward accumulates gradients, zero_grad clears .grad"
+    outcome, answer_id = await service.submit(6, 6, text, 30_001)
+    assert outcome is Outcome.grade_later
+    assert await service.outbox(6) == []  # nothing to send yet
+    # A second message while it waits: the question is taken, not graded twice.
+    assert (await service.submit(6, 6, "another try", 30_002))[0] is Outcome.busy
+    # Too fresh for the periodic retry (it may still be grading in its handler).
+    assert await service.grade_stored(older_than=timedelta(minutes=1)) == []
+    assert await service.grade_stored() == []  # the server is still down: left for later
+    flaky.poison = "nothing matches this"
+    assert await service.grade_stored() == [6]
+    feedback, question = await deliver(service, 6)
+    assert isinstance(feedback, FeedbackItem) and isinstance(question, QuestionItem)
+    async with sessions() as session:
+        answer = await session.get(Answer, answer_id)
+        assert answer is not None and answer.text == text and answer.status == "delivered"
+
+
+async def test_one_answer_that_cannot_be_graded_does_not_stop_recovery(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    flaky = FailingScoring(scoring, "poison")
+    service = InterviewService(sessions, bank, flaky, random.Random(7))  # type: ignore[arg-type]
+    for user in (7, 8):
+        await service.ensure_user(user, "en")
+        await service.start(user, user, "junior", 2)
+        await deliver(service, user)
+    assert (await service.submit(7, 7, "poison: this one always fails"))[0] is Outcome.grade_later
+    # Stored with grading never reached (a kill): recovered at the next start.
+    original = service.grade_pending
+
+    async def killed(answer_id: int) -> None:
+        raise asyncio.CancelledError
+
+    service.grade_pending = killed  # type: ignore[method-assign]
+    with pytest.raises(asyncio.CancelledError):
+        await service.submit(8, 8, "backward accumulates gradients into .grad")
+    service.grade_pending = original  # type: ignore[method-assign]
+
+    owed = await service.recover()  # must not raise on user 7's answer
+    assert 8 in owed
+    assert [type(i) for i in await deliver(service, 8)] == [FeedbackItem, QuestionItem]
+
+
+async def test_a_level_without_questions_keeps_the_running_interview(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    # A CONTENT_DIR without senior questions.
+    juniors = replace(bank, questions={q.id: q for q in bank if q.level != "senior"})
+    service = make(sessions, juniors, scoring)
+    await service.ensure_user(9, "en")
+    running = await service.start(9, 9, "junior", 3)
+    assert running is not None
+    await deliver(service, 9)
+    assert await service.start(9, 9, "senior", 3) is None
+    # The interview goes on: an answer is graded against its question.
+    assert (await service.submit(9, 9, "backward accumulates gradients"))[0] is Outcome.graded

@@ -30,6 +30,7 @@ REPLIES = {
     Outcome.busy: "busy",
     Outcome.already_answered: "already_answered",
     Outcome.not_yet_asked: "not_yet_asked",
+    Outcome.grade_later: "grading_failed",
 }
 
 
@@ -217,7 +218,9 @@ def build_private_router() -> Router:
                     await delivery.flush(user.id, lang)
                     outcome, _ = await submit()
         except Exception:
-            await _say(message, lang, "grading_failed")
+            # Grading errors come back as Outcome.grade_later: this one came before the
+            # answer was stored, so it is not kept.
+            await _say(message, lang, "answer_not_saved")
             raise
         if outcome in REPLIES:
             await _say(message, lang, REPLIES[outcome])
