@@ -17,8 +17,8 @@ def parse_interview_args(args: str | None) -> tuple[str | None, int | None]:
     for token in (args or "").lower().split():
         if token in Level.__members__ and level is None:
             level = token
-        elif token.isdigit() and count is None and 1 <= int(token) <= MAX_COUNT:
-            count = int(token)
+        elif (number := _number(token)) is not None and count is None and 1 <= number <= MAX_COUNT:
+            count = number
         else:
             raise UsageError(token)
     return level, count
@@ -29,6 +29,13 @@ def parse_review_args(args: str | None) -> int | None:
     tokens = (args or "").split()
     if not tokens:
         return None
-    if len(tokens) == 1 and tokens[0].isdigit() and 1 <= int(tokens[0]) <= MAX_COUNT:
-        return int(tokens[0])
+    number = _number(tokens[0])
+    if len(tokens) == 1 and number is not None and 1 <= number <= MAX_COUNT:
+        return number
     raise UsageError(tokens[0])
+
+
+def _number(token: str) -> int | None:
+    """The token's value when it is written in ASCII digits, else None. Not `str.isdigit()`:
+    it accepts "²" and "①", which int() refuses with a ValueError no handler expects."""
+    return int(token) if token.isascii() and token.isdecimal() else None

@@ -42,11 +42,10 @@ async def forget_user(
         await session.execute(
             delete(RoundFeedbackOptIn).where(RoundFeedbackOptIn.user_id == user_id)
         )
+        # Round.started_by is a user id. Interview.started_by is not (it is the /interview
+        # message's id, for replays), and the user's own interviews are deleted above.
         await session.execute(
             update(Round).where(Round.started_by == user_id).values(started_by=None)
-        )
-        await session.execute(
-            update(Interview).where(Interview.started_by == user_id).values(started_by=None)
         )
         await session.execute(delete(User).where(User.id == user_id))
         # The id's digits somewhere in the text narrow the scan; the JSON decides.

@@ -58,6 +58,7 @@ PRIVATE = [
     Case("/interview", "interview_started"),
     Case("/interview junior 2", "interview_started"),
     Case("/interview expert 999", "interview_usage"),  # bad arguments
+    Case("/interview ²", "interview_usage"),  # isdigit() but not int(): once no reply at all
     Case("/skip", "no_question"),
     Case("/skip", "skipped", before="/interview junior 2"),
     Case("/stop", "stopped_none"),
@@ -73,6 +74,7 @@ PRIVATE = [
     Case("/review", "review.none_yet"),
     # "not due yet" and "review started" need an answered question: test_learning_loop.py
     Case("/review lots", "review.usage"),
+    Case("/review ①", "review.usage"),
     Case("/progress", "progress.empty"),
     Case("/report", "report.empty"),
     Case("/export", "export_empty"),
@@ -89,6 +91,7 @@ GROUP = [
     Case("/round junior 1 30", "round_started"),
     Case("/round junior 1 30", "round_admins_only", role="member"),
     Case("/round expert 99 1", "round_usage"),
+    Case("/round junior ²", "round_usage"),
     Case("/round stop", "round_none"),
     Case("/round stop", "round_stopping", before="/round junior 2 60"),
     Case("/quiz", "quiz_started"),

@@ -36,7 +36,8 @@ def parse_round_args(args: str | None, min_seconds: int = MIN_SECONDS) -> RoundA
     for token in tokens:
         if token in Level.__members__ and level is None:
             level = token
-        elif token.isdigit() and len(numbers) < 2:
+        # ASCII digits only: "²".isdigit() is true, but int("²") raises ValueError, not ours.
+        elif token.isascii() and token.isdecimal() and len(numbers) < 2:
             numbers.append(int(token))
         else:
             raise RoundUsageError(token)

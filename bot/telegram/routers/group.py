@@ -46,6 +46,7 @@ QUIZ_MAX_SECONDS = 600  # Telegram's open_period limit for polls
 POLL_ID_RETRIES = 5
 POLL_ID_WAIT = 0.4
 ADMIN_STATUSES = {"creator", "administrator"}
+NOT_A_COMMAND = ~F.text.startswith("/")  # true for a message without text (it is no command)
 NOTES = {
     AnswerOutcome.not_a_question: "round_reply_not_question",
     AnswerOutcome.closed: "round_closed",
@@ -268,13 +269,15 @@ def build_group_router() -> Router:
         if closed:
             runner.kick(chat.id)
 
-    @router.message(F.reply_to_message)
+    # A command in reply to a question is no answer: one for this bot was taken above, one for
+    # another bot (or unknown) goes on to unknown_command, which leaves other bots' alone.
+    @router.message(F.reply_to_message, NOT_A_COMMAND)
     async def reply(
         message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
     ) -> None:
         await _answer(message, bot, rounds, runner, lang, edited=False)
 
-    @router.edited_message(F.reply_to_message)
+    @router.edited_message(F.reply_to_message, NOT_A_COMMAND)
     async def edited(
         message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
     ) -> None:
