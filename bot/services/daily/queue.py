@@ -308,10 +308,40 @@ class DeliveryQueueMixin(DailyBase):
     async def record(self, outcomes: Sequence[Outcome]) -> None:
         """Settle sent or failed deliveries in one transaction. A sent one becomes an asked
         question (answers route to it like an interview question). The claim's token proves
-        ownership, and overrides a stale "interrupted" verdict with the truth."""
+        ownership, and overrides a stale "interrupted" verdict with the truth.
+
+        An outcome of a user who confirmed /forget meanwhile is dropped: their rows are gone,
+        and their ask would break the foreign key to users, failing everyone's in the batch."""
         now = self.now()
         sent = [o for o in outcomes if o.message_id is not None]
         async with self.sessions() as session, session.begin():
+            if sent:
+                # Settle the deliveries before reading who is left: this first write takes
+                # SQLite's lock, and on PostgreSQL waits for a /forget that deleted a row to
+                # commit, so the users read next stay until this commits.
+                await session.execute(
+                    update(DELIVERIES)
+                    .where(
+                        DELIVERIES.c.id == bindparam("did"),
+                        DELIVERIES.c.claim_token == bindparam("token"),
+                    )
+                    .values(
+                        status=DeliveryStatus.sent,
+                        message_id=bindparam("mid"),
+                        sent_at=now,
+                        reason=None,
+                    ),
+                    [
+                        {"did": o.job.delivery_id, "token": o.job.token, "mid": o.message_id}
+                        for o in sent
+                    ],
+                )
+                present = set(
+                    await session.scalars(
+                        select(User.id).where(User.id.in_({o.job.user_id for o in sent}))
+                    )
+                )
+                sent = [o for o in sent if o.job.user_id in present]
             if sent:
                 ask_ids = await session.scalars(
                     insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
@@ -335,19 +365,12 @@ class DeliveryQueueMixin(DailyBase):
                         DELIVERIES.c.id == bindparam("did"),
                         DELIVERIES.c.claim_token == bindparam("token"),
                     )
-                    .values(
-                        status=DeliveryStatus.sent,
-                        ask_id=bindparam("aid"),
-                        message_id=bindparam("mid"),
-                        sent_at=now,
-                        reason=None,
-                    ),
+                    .values(ask_id=bindparam("aid")),
                     [
-                        {"did": o.job.delivery_id, "token": o.job.token, "aid": aid,
-                         "mid": o.message_id}
+                        {"did": o.job.delivery_id, "token": o.job.token, "aid": aid}
                         for o, aid in zip(sent, ask_ids.all(), strict=True)
                     ],
-                )  # fmt: skip
+                )
             for outcome in outcomes:
                 if outcome.message_id is not None:
                     continue

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, time
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
 from bot.content.schema import Level
 from bot.services.daily.base import SUBSCRIPTIONS, DailyBase
 from bot.services.daily.streaks import streak
-from bot.services.schedule import next_due, parse_time, parse_timezone
-from bot.storage.models import DailySubscription, User
+from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
+from bot.storage.models import DailyDelivery, DailySubscription, User
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,9 @@ class SubscriptionsMixin(DailyBase):
             sub.active, sub.stopped_reason, sub.updated_at = True, None, now
             if sub.weekdays_only is None:
                 sub.weekdays_only = False
-            sub.next_due_at = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
+            sub.next_due_at = await _next_free_due(
+                session, user_id, now, at, sub.timezone, bool(sub.weekdays_only)
+            )
             await session.flush()
             view = await self._view(session, sub)
         return SubscriptionView(**{**view.__dict__, "timezone_given": given})
@@ -84,8 +86,13 @@ class SubscriptionsMixin(DailyBase):
             if weekdays_only is not None:
                 sub.weekdays_only = weekdays_only
                 if sub.active:
-                    sub.next_due_at = next_due(
-                        now, parse_time(sub.local_time), sub.timezone, weekdays_only
+                    sub.next_due_at = await _next_free_due(
+                        session,
+                        user_id,
+                        now,
+                        parse_time(sub.local_time),
+                        sub.timezone,
+                        weekdays_only,
                     )
             sub.updated_at = now
             await session.flush()
@@ -106,3 +113,27 @@ class SubscriptionsMixin(DailyBase):
             next_due_at=aware(sub.next_due_at) if sub.next_due_at and sub.active else None,
             streak=await streak(session, sub.user_id),
         )
+
+
+async def _next_free_due(
+    session: AsyncSession, user_id: int, now: datetime, at: time, tz: str, weekdays_only: bool
+) -> datetime:
+    """The first due time after `now` on a local date that has no delivery row yet.
+
+    materialize inserts one row per (user, local date) with ON CONFLICT DO NOTHING, so a date
+    that already has one (today's question came, or failed) gets nothing more: naming it would
+    promise a delivery the scheduler never makes."""
+    due = next_due(now, at, tz, weekdays_only)
+    taken = set(
+        (
+            await session.scalars(
+                select(DailyDelivery.local_date).where(
+                    DailyDelivery.user_id == user_id,
+                    DailyDelivery.local_date >= local_date(due, tz),  # ISO dates sort as text
+                )
+            )
+        ).all()
+    )
+    while local_date(due, tz) in taken:  # ends: the dates only grow, the taken ones are few
+        due = next_due(due, at, tz, weekdays_only)
+    return due
