@@ -302,6 +302,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "{count:ответ|ответа|ответов}",
         "en": "{count:answer|answers}",
     },
+    "round_more": {
+        "ru": "… и ещё {count:участник|участника|участников}",
+        "en": "… and {count:other|others}",
+    },
+    "round_chat_migrated": {
+        "ru": "Группа стала супергруппой, поэтому текущий раунд завершён. Начать новый: /round",
+        "en": "This group became a supergroup, so the current round has ended. Start a new one: /round",
+    },
     "round_reply_not_question": {
         "ru": "Чтобы ответить, сделайте reply на сообщение с вопросом текущего раунда.",
         "en": "To answer, reply to the question message of the current round.",

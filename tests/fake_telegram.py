@@ -2,8 +2,9 @@
 
 It speaks the real HTTP protocol aiogram uses (`/bot{token}/{method}`), keeps chats and messages,
 serves getUpdates as a long poll honouring offset and timeout, and rejects what Telegram rejects
-with Telegram's JSON error shape: malformed HTML, empty text, text over 4096 characters,
-callback_data over 64 bytes, unknown chats. Faults (429 with retry_after, 403, 5xx) can be queued.
+with Telegram's JSON error shape: malformed HTML (in messages and poll options), empty text, text
+over 4096 characters, callback_data over 64 bytes, unknown chats, a group upgraded to a
+supergroup. Faults (429 with retry_after, 403, 5xx) can be queued.
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ class Chat:
     members: dict[int, str] = field(default_factory=dict)
     bot_in_chat: bool = True
     reactions_allowed: bool = True
+    # A group upgraded to a supergroup: sends here answer 400 with this id in migrate_to_chat_id.
+    migrated_to: int | None = None
 
 
 @dataclass
@@ -404,6 +407,17 @@ class FakeTelegram:
         """`user` removes the bot: member -> kicked; sending there now answers 403."""
         self._bot_membership(user, chat_id, "member", "kicked")
 
+    def upgrade_group(self, user: dict[str, Any], chat_id: int, new_id: int) -> Chat:
+        """`user` upgrades the group to a supergroup, as Telegram does it: a new chat id with
+        the same members, a service message in each chat, and from now on every send to the old
+        id answers 400 with migrate_to_chat_id."""
+        old = self.chats[chat_id]
+        new = self.group(new_id, old.title or "group", old.members, kind="supergroup")
+        old.migrated_to = new_id
+        self._push({"message": self._message(user, chat_id, migrate_to_chat_id=new_id)})
+        self._push({"message": self._message(user, new_id, migrate_from_chat_id=chat_id)})
+        return new
+
     def answer_poll(self, user: dict[str, Any], poll_id: str, option_ids: list[int]) -> None:
         """A poll_answer update, as Telegram sends for non-anonymous polls."""
         poll = self.polls[poll_id]
@@ -556,6 +570,12 @@ class FakeTelegram:
             raise _ApiError(403, "Forbidden: bot was blocked by the user")
         if chat.type != "private" and not chat.bot_in_chat:
             raise _ApiError(403, f"Forbidden: bot was kicked from the {chat.type} chat")
+        if chat.migrated_to is not None:
+            raise _ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": chat.migrated_to},
+            )
         return chat
 
     def _check_text(self, params: dict[str, Any], key: str = "text") -> str:
@@ -855,7 +875,7 @@ class FakeTelegram:
             raise _ApiError(400, "Bad Request: poll question length must be 1-300")
         if not 2 <= len(options) <= 12:
             raise _ApiError(400, "Bad Request: poll must have 2-12 options")
-        texts = [o["text"] if isinstance(o, dict) else str(o) for o in options]
+        texts = [self._option_text(o) for o in options]
         if any(not 1 <= len(text) <= 100 for text in texts):
             raise _ApiError(400, "Bad Request: poll options length must be 1-100")
         quiz = params.get("type") == "quiz"
@@ -898,6 +918,21 @@ class FakeTelegram:
             message["reply_markup"] = params["reply_markup"]
         self.messages[(chat.id, message["message_id"])] = message
         return {k: v for k, v in message.items() if k != "text"}
+
+    @staticmethod
+    def _option_text(option: Any) -> str:
+        """A poll option's visible text. Its text_parse_mode arrives as the bot's default parse
+        mode unless the bot set it (aiogram fills the default in, as for a message's
+        parse_mode), and Telegram refuses malformed HTML in an option as in a message."""
+        if not isinstance(option, dict):
+            return str(option)
+        text = str(option.get("text", ""))
+        if option.get("text_parse_mode") == "HTML":
+            try:
+                return parse_html(text)
+            except HTMLError as exc:
+                raise _ApiError(400, f"Bad Request: can't parse entities: {exc}") from None
+        return text
 
     async def _m_stoppoll(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))

@@ -14,7 +14,7 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
-from bot.storage.models import Round, RoundAnswer, RoundQuestion
+from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
 from tests.e2e.conftest import BotProcess, find_question, wait_text
 from tests.fake_telegram import WAIT, FakeTelegram
 
@@ -329,6 +329,49 @@ async def test_removed_bot_ends_the_round_and_readding_explains(
     telegram.add_bot(admin, GROUP)
     count = len(telegram.bot_messages(GROUP))
     await wait_text(telegram, GROUP, "mock ML interviews right here", after=count)
+
+
+async def test_a_403_from_the_group_ends_the_round(
+    telegram: FakeTelegram, group_bot: BotProcess, db_url: str
+) -> None:
+    """The bot lost the group and no my_chat_member update told it: the refused send itself
+    ends the round, and nothing more is tried there."""
+    admin = setup_group(telegram, GROUP)
+    telegram.send_in_group(admin, GROUP, "/round junior 3 2")
+    await next_question(telegram, db_url, GROUP, 0)
+    telegram.chats[GROUP].bot_in_chat = False  # every send there answers 403 from now on
+    await wait_round_status(db_url, "stopped")
+    assert "Results · question 1/3" in telegram.sent(GROUP)[-1]["text"]  # the refused send
+    tries = len(telegram.sent(GROUP))
+    await asyncio.sleep(2)  # ten ticks
+    assert len(telegram.sent(GROUP)) == tries
+    assert {q.status for q in await rows(db_url, RoundQuestion)} == {"done"}
+    [group] = await rows(db_url, GroupChat)
+    assert not group.active
+
+
+async def test_a_group_upgraded_to_a_supergroup_ends_the_round(
+    telegram: FakeTelegram, group_bot: BotProcess, db_url: str
+) -> None:
+    """Telegram answers a send to the old id with migrate_to_chat_id (aiogram raises
+    TelegramMigrateToChat, neither a 400 nor a 403): the round ends instead of being retried
+    every tick, and the new supergroup is told so and can start another."""
+    basic, upgraded = -4_100_100, -1_004_100_100
+    admin = telegram.user(10, first_name="Alice")
+    telegram.group(basic, members={10: "creator"}, kind="group")
+    telegram.add_bot(admin, basic)
+    telegram.send_in_group(admin, basic, "/round junior 3 2")
+    await next_question(telegram, db_url, basic, 0)
+    telegram.upgrade_group(admin, basic, upgraded)
+    await wait_text(telegram, upgraded, "This group became a supergroup")
+    await wait_round_status(db_url, "stopped")
+    tries = len(telegram.sent(basic))
+    await asyncio.sleep(2)  # ten ticks
+    assert len(telegram.sent(basic)) == tries
+    assert len(round_questions(telegram, basic)) == 1
+    telegram.send_in_group(admin, upgraded, "/round junior 1 60")
+    await wait_text(telegram, upgraded, "Round started: 1 question")
+    await telegram.wait_for(lambda s: round_questions(s, upgraded))
 
 
 async def test_thirty_participants_stay_within_the_group_limit(

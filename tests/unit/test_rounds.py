@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Update, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -453,29 +453,45 @@ async def test_after_a_restart_replies_sent_in_time_are_read_before_the_question
 async def test_stop_while_the_first_question_is_being_posted(
     service: RoundService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """/round stop commits between the bot's read of the question it just posted and its
-    record of the message id (seen under load in the command-table test): the record must not
-    fail. The hook makes that interleaving certain for a read-then-write record."""
+    """/round stop commits after the bot posted the first question and before its record of
+    the message id (seen under load in the command-table test): the stop withdraws the question,
+    which has no message id yet, and the record must neither fail nor bring it back. The hooks
+    run the stop inside mark_sent between what it reads and what it writes: just before the
+    conditional UPDATE it makes, or just after the read of a read-then-write record (which then
+    failed with StaleDataError)."""
     await service.ensure_group(GROUP, "ML club", "en")
     await service.start(GROUP, 1, "junior", 2, 60)
     (item,) = await service.outbox(GROUP)
     assert isinstance(item, RoundQuestionItem)
     stopped: list[bool] = []
-    read = AsyncSession.get
+    execute, get = AsyncSession.execute, AsyncSession.get
+
+    async def stop_once() -> None:
+        if not stopped:
+            stopped.append(False)  # the stop's own statements must not stop it again
+            stopped[0] = await service.stop(GROUP)
+
+    async def stop_then_update(self: AsyncSession, statement: Any, *args: Any, **kw: Any) -> Any:
+        table = statement.table if isinstance(statement, Update) else None
+        if getattr(table, "name", None) == RoundQuestion.__tablename__:
+            await stop_once()
+        return await execute(self, statement, *args, **kw)
 
     async def read_then_stop(self: AsyncSession, entity: Any, ident: Any, **kw: Any) -> Any:
-        row = await read(self, entity, ident, **kw)
-        if entity is RoundQuestion and not stopped:
-            stopped.append(await service.stop(GROUP))
+        row = await get(self, entity, ident, **kw)
+        if entity is RoundQuestion:
+            await stop_once()
         return row
 
+    monkeypatch.setattr(AsyncSession, "execute", stop_then_update)
     monkeypatch.setattr(AsyncSession, "get", read_then_stop)
-    await service.mark_sent(item, 500)  # raised StaleDataError when it read, then wrote
+    await service.mark_sent(item, 500)
     monkeypatch.undo()
-    if not stopped:  # a conditional record reads nothing first: the stop comes after it
-        stopped.append(await service.stop(GROUP))
-    assert stopped == [True]
+    assert stopped == [True]  # the interleaving happened, and the stop took effect
+    async with service.sessions() as session:
+        assert (await session.scalars(select(RoundQuestion))).all() == []  # not brought back
     await service.grade_closed(GROUP)
-    assert await service.active_round(GROUP) is None or all(
-        not isinstance(i, RoundQuestionItem) for i in await service.outbox(GROUP)
-    )
+    (board,) = await service.outbox(GROUP)  # nothing more to ask: only the leaderboard
+    assert isinstance(board, LeaderboardItem) and board.questions == 0
+    await service.mark_sent(board, 501)
+    assert await service.active_round(GROUP) is None and await service.outbox(GROUP) == []

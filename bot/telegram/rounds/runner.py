@@ -13,7 +13,12 @@ from collections import defaultdict
 from datetime import timedelta
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramMigrateToChat,
+)
 from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyParameters
 from aiogram.utils.formatting import Italic, Text
 
@@ -109,6 +114,16 @@ class RoundRunner:
                     log.info("bot is no longer in chat %s; ending its round", chat_id)
                     await self.rounds.bot_removed(chat_id)
                     return
+                except TelegramMigrateToChat as exc:
+                    # The group became a supergroup: this chat id is gone for good, and every
+                    # later send would fail the same way. Its question messages stay behind in
+                    # the old chat, where nobody can reply any more, so the round ends as if
+                    # the bot had been removed, and the new chat is told why.
+                    new_chat = exc.migrate_to_chat_id
+                    log.info("chat %s became supergroup %s; ending its round", chat_id, new_chat)
+                    await self.rounds.bot_removed(chat_id)
+                    await self.note(new_chat, t(lang, "round_chat_migrated"))
+                    return
                 poll = message.poll if message is not None else None
                 await self.rounds.mark_sent(
                     item,
@@ -180,7 +195,8 @@ class RoundRunner:
         return await self.bot.send_poll(
             item.chat_id,
             question=clip(header, QUESTION_LIMIT),
-            options=[InputPollOption(text=text) for text in options],
+            # Plain text: the bot's default parse mode (HTML) would make "x < 0" unsendable.
+            options=[InputPollOption(text=text, text_parse_mode=None) for text in options],
             type="quiz",
             is_anonymous=False,
             correct_option_id=item.correct_option,
