@@ -5,16 +5,22 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
 
 from bot.content.loader import QuestionBank
+from bot.i18n import t
+from bot.metrics import REGISTRY
 from bot.scoring.service import ScoringService
+from bot.services.interviews import MAX_COUNT
 from bot.storage.engine import create_engine
-from bot.storage.models import Answer
+from bot.storage.models import Answer, Interview, ReceivedUpdate
 from tests.e2e.conftest import BotProcess, find_question, question_messages, wait_text
-from tests.fake_telegram import DROP, FakeTelegram, Fault, parse_html
+from tests.e2e.daily_helpers import subscription
+from tests.fake_telegram import DROP, WAIT, FakeTelegram, Fault, parse_html
 
 pytestmark = pytest.mark.e2e
 
@@ -141,33 +147,55 @@ async def test_restart_mid_interview_grades_the_right_question(
     assert await count_answers(db_url) == 1
 
 
-async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProcess) -> None:
-    user = telegram.user(400)
-    telegram.send_text(user, "what is autograd?")
-    await wait_text(telegram, 400, "no open question")
-    telegram.send_text(user, "/interview expert 999")
-    await wait_text(telegram, 400, "Usage: /interview")
-    telegram.send_text(user, "/frobnicate")
-    await wait_text(telegram, 400, "I don't know that command")
-    telegram.send_sticker(user)
-    await wait_text(telegram, 400, "only grade text answers")
-    count = len(telegram.bot_messages(400))
-    telegram.send_photo(user)
-    telegram.send_voice(user)
-    await telegram.wait_for(lambda s: len(s.bot_messages(400)) >= count + 2)
+async def first_reply(
+    telegram: FakeTelegram, chat_id: int, after: int, count: int = 1
+) -> list[str]:
+    """The texts of the first `count` bot messages after index `after`."""
+    messages = await telegram.wait_for(
+        lambda s: (lambda ms: ms if len(ms) >= count else None)(s.bot_messages(chat_id)[after:])
+    )
+    return [m["text"] for m in messages[:count]]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_bad_input_gets_clear_replies(
+    telegram: FakeTelegram, bot: BotProcess, lang: str
+) -> None:
+    """Each kind of bad input gets its own short reply, exactly as bot/i18n.py words it, in
+    the user's language."""
+    user = telegram.user(400, language_code=lang)
+
+    def said(key: str, **values: object) -> str:
+        return t(lang, key, **values)
+
+    for send, key, values in (
+        (lambda: telegram.send_text(user, "what is autograd?"), "no_question", {}),
+        (lambda: telegram.send_text(user, "/interview expert 999"), "interview_usage",
+         {"max": MAX_COUNT}),
+        (lambda: telegram.send_text(user, "/frobnicate"), "unknown_command", {}),
+        (lambda: telegram.send_sticker(user), "not_text", {}),
+        (lambda: telegram.send_photo(user), "not_text", {}),
+        (lambda: telegram.send_voice(user), "not_text", {}),
+    ):  # fmt: skip
+        count = len(telegram.bot_messages(400))
+        send()
+        assert await first_reply(telegram, 400, count) == [said(key, **values)]
 
     telegram.send_text(user, "/interview junior 1")
     question = (await telegram.wait_for(lambda s: question_messages(s, 400)))[0]
+    count = len(telegram.bot_messages(400))
     telegram.send_text(user, "autograd")
-    await wait_text(telegram, 400, "Too short to grade")
+    assert await first_reply(telegram, 400, count) == [said("too_short")]
 
     count = len(telegram.bot_messages(400))
     hostile = "<b>bold</b> & <script>x</script> a<b & c>d " + "backward accumulates .grad " * 200
     answer = telegram.send_text(user, hostile[:4096])
-    feedback = await wait_text(telegram, 400, "Score: ", after=count)
+    feedback = await wait_text(telegram, 400, LANG[lang]["score"], after=count)
     assert "<script>" not in feedback["html"]
+    await wait_text(telegram, 400, LANG[lang]["summary"], after=count)  # the interview is over
+    count = len(telegram.bot_messages(400))
     telegram.edit_text(user, answer, "changed my mind")
-    await wait_text(telegram, 400, "Edits are not re-graded")
+    assert await first_reply(telegram, 400, count) == [said("edited")]
     # The question's own skip button is now out of date.
     callback = question["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
     telegram.press(user, question, callback)
@@ -182,7 +210,43 @@ async def test_bad_input_gets_clear_replies(telegram: FakeTelegram, bot: BotProc
     total = len(forged) + 1
     await telegram.wait_for(lambda s: len(s.sent(method="answerCallbackQuery")) >= total)
     texts = [p.get("text") for p in telegram.sent(method="answerCallbackQuery")]
-    assert texts.count("This button is out of date.") == total
+    assert texts == [said("outdated_button")] * total
+
+
+async def count_interviews(db_url: str, user_id: int) -> int:
+    engine = create_engine(db_url)
+    async with engine.connect() as conn:
+        value = await conn.scalar(
+            select(func.count()).select_from(Interview).where(Interview.user_id == user_id)
+        )
+    await engine.dispose()
+    return int(value or 0)
+
+
+async def test_start_button_pressed_twice_starts_one_interview(
+    telegram: FakeTelegram, bot: BotProcess, db_url: str
+) -> None:
+    """A double tap on "Start an interview" (two presses of the same message's button, as an
+    update handled again after a kill is too) starts one interview and says so once; before,
+    the second press replaced the first interview with another."""
+    user = telegram.user(450)
+    telegram.send_text(user, "/progress")  # no answers yet: a text with the start button
+    offer = await wait_text(telegram, 450, t("en", "progress.empty"))
+    telegram.press(user, offer, "learn:int")
+    telegram.press(user, offer, "learn:int")
+    # One person's updates run in order: once /help is answered, both presses are done.
+    telegram.send_text(user, "/help")
+    await wait_text(telegram, 450, "/interview [junior|middle|senior] [N]")
+
+    texts = [m["text"] for m in telegram.bot_messages(450)]
+    started = t("en", "interview_started", count=5, level="junior")
+    assert sum(started in text for text in texts) == 1, texts
+    assert not any(t("en", "interview_replaced") in text for text in texts), texts
+    assert len(question_messages(telegram, 450)) == 1
+    assert await count_interviews(db_url, 450) == 1
+    assert len(telegram.sent(method="answerCallbackQuery")) == 2  # neither press left spinning
+    # The spent button is taken off its message, so a later tap is not offered.
+    assert "reply_markup" not in telegram.messages[(450, offer["message_id"])]
 
 
 async def test_two_quick_answers_grade_once(
@@ -223,13 +287,68 @@ async def test_dropped_connections_are_retried(telegram: FakeTelegram, bot: BotP
     assert len(telegram.sent(650)) == 1  # the dropped request never reached the chat
 
 
-async def test_blocked_user_does_not_break_the_bot(telegram: FakeTelegram, bot: BotProcess) -> None:
+async def update_handled(db_url: str, chat_id: int, message_id: int) -> bool:
+    """Whether the inbox has marked the update carrying this message handled."""
+    engine = create_engine(db_url)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(select(ReceivedUpdate.payload, ReceivedUpdate.handled_at))).all()
+    await engine.dispose()
+    for payload, handled_at in rows:
+        message = json.loads(payload).get("message") or {}
+        if message.get("message_id") == message_id and message["chat"]["id"] == chat_id:
+            return handled_at is not None
+    raise AssertionError(f"message {message_id} of chat {chat_id} was never stored")
+
+
+def refused_sends() -> float:
+    """The bot's own count of sendMessage attempts Telegram answered with 403."""
+    labels = {"method": "SendMessage", "outcome": "403"}
+    return REGISTRY.get_sample_value("bot_telegram_requests_total", labels) or 0.0
+
+
+async def test_blocked_user_does_not_break_the_bot(
+    telegram: FakeTelegram, bot: BotProcess, db_url: str
+) -> None:
+    """The README's promises for a user who blocked the bot: the 403 is skipped without
+    stopping anything else, and the my_chat_member update saying so turns their daily
+    question off. The user writes /help and blocks the bot before the reply goes out."""
     blocked = telegram.user(700)
-    telegram.chats[700].blocked = True
-    telegram.send_text(blocked, "/help")
+    at = (datetime.now(UTC) + timedelta(hours=12)).strftime("%H:%M")  # not due during the test
+    telegram.send_text(blocked, f"/daily {at}")
+    await wait_text(telegram, 700, t("en", "daily_subscribed", time=at, tz="UTC"))
+    assert (sub := await subscription(db_url, 700)) is not None and sub.active
+    attempts, refused = len(telegram.sent(700)), refused_sends()
+
+    help_ = telegram.send_text(blocked, "/help")
+    telegram.block_bot(blocked)  # from now on the fake answers sends to 700 with 403
     other = telegram.user(701)
     telegram.send_text(other, "/help")
     await wait_text(telegram, 701, "/interview [junior|middle|senior] [N]")
+
+    # The failed update is finished (marked handled, so it is not replayed), not left pending.
+    for _ in range(int(WAIT / 0.05)):
+        if await update_handled(db_url, 700, help_["message_id"]):
+            break
+        await asyncio.sleep(0.05)
+    assert await update_handled(db_url, 700, help_["message_id"])
+    # The reply was tried once, refused by the fake with 403 (so never stored), not retried.
+    assert len(telegram.sent(700)) == attempts + 1
+    assert refused_sends() == refused + 1
+    assert len(telegram.bot_messages(700)) == 1  # only the /daily reply from before
+    # The my_chat_member update turned the daily question off, saying why.
+    for _ in range(int(WAIT / 0.05)):
+        if not (sub := await subscription(db_url, 700)) or not sub.active:
+            break
+        await asyncio.sleep(0.05)
+    assert sub is not None and not sub.active and "blocked" in (sub.stopped_reason or "")
+
+    # Unblocked (Telegram's "Restart" sends /start), the same person is served again, and the
+    # refused /help is not delivered late.
+    telegram.chats[700].blocked = False
+    telegram.send_text(blocked, "/start")
+    await wait_text(telegram, 700, t("en", "greeting", name="Ann"))
+    assert not any("/help" in m["text"] for m in telegram.bot_messages(700))
+    assert len(telegram.sent(700)) == attempts + 2
 
 
 async def test_settings_change_language_and_level(telegram: FakeTelegram, bot: BotProcess) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
 from aiogram.types import BufferedInputFile, CallbackQuery, Message
 from aiogram.utils.formatting import Text
@@ -63,14 +65,21 @@ async def start_interview(
     delivery: Delivery,
     user: UserView,
     lang: str,
-) -> None:
-    """The "start an interview" button: /interview at the user's level."""
-    started = await interviews.start(user.id, chat_id)
+    message_id: int | None,
+) -> bool:
+    """The "start an interview" button: /interview at the user's level. False: no questions.
+
+    `message_id` is the button's message, playing the part of /interview's command message: a
+    second press of it (a double tap, or the update handled again after a restart) finds the
+    interview the first press started and resumes it instead of replacing it."""
+    started = await interviews.start(user.id, chat_id, message_id=message_id)
     if started is None:
         await bot.send_message(chat_id, Text(t(lang, "no_questions", level=user.level)).as_html())
-        return
-    await bot.send_message(chat_id, Text(started_text(started, lang)).as_html())
+        return False
+    if not started.replayed:  # the first press announces; a repeat only resumes
+        await bot.send_message(chat_id, Text(started_text(started, lang)).as_html())
     await delivery.flush(user.id, lang)
+    return True
 
 
 def build_learning_router() -> Router:
@@ -133,6 +142,13 @@ def build_learning_router() -> Router:
         elif callback_data.action is LearningAction.report:
             await send_report(bot, chat_id, interviews, user, lang)
         else:
-            await start_interview(bot, chat_id, interviews, delivery, user, lang)
+            message_id = query.message.message_id if query.message else None
+            started = await start_interview(
+                bot, chat_id, interviews, delivery, user, lang, message_id
+            )
+            if started and isinstance(query.message, Message):  # not inaccessible (too old)
+                # The button is spent: pressed again it would only find the same interview.
+                with contextlib.suppress(TelegramBadRequest):  # e.g. already removed
+                    await query.message.edit_reply_markup(reply_markup=None)
 
     return router
