@@ -124,9 +124,11 @@ def split_units(text: str, limit: int = 48, clauses: bool = True) -> list[str]:
         if len(parts) > 1:
             units.extend(parts)
     whole = normalize(text)
-    if whole and whole not in units:
-        # The whole answer stays the last unit however long the answer is: the grader reads
-        # the last unit as the whole answer.
+    if whole and (whole not in units or len(units) > 1):
+        # The whole answer is the last unit whenever there are several, however long the
+        # answer is: the grader reads the last unit as the whole answer and checks the ones
+        # before it for misconceptions. A one-sentence answer with clauses lists its sentence
+        # twice (encoded once): as a sentence to check, and as the whole.
         return [*units[: limit - 1], whole]
     return units[:limit]
 

@@ -82,6 +82,19 @@ def test_split_units_keeps_sentences_clauses_and_whole() -> None:
     assert units[-1] == text
 
 
+def test_a_one_sentence_answer_with_a_contrast_ends_with_the_whole_answer() -> None:
+    """The grader reads the last unit as the whole answer and checks every unit before it for
+    misconceptions: the sentence's last clause must be among those, not read as the whole."""
+    text = "eval() switches dropout off, but it also stops gradient computation."
+    units = split_units(text)
+    assert units[-1] == text
+    assert "but it also stops gradient computation." in units[:-1]
+    assert text in units[:-1]  # the sentence itself is checked too
+    assert split_units("eval() switches dropout and batch norm off.") == [
+        "eval() switches dropout and batch norm off."
+    ]
+
+
 def test_mentions_matches_identifiers_not_substrings() -> None:
     assert mentions("call opt.zero_grad() first", "zero_grad")
     assert mentions("use model.eval()", "model.eval()")
