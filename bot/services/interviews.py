@@ -21,6 +21,7 @@ from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.grades import stored_fields
 from bot.services.interview_outbox import InterviewOutbox
+from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
 from bot.services.reviews import due_questions, next_due, record_review
 from bot.storage.models import Answer, AskedQuestion, Interview, User
@@ -237,6 +238,27 @@ class InterviewService(InterviewOutbox):
             self._ask(session, interview)
         else:
             interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
+
+    async def outbox(self, user_id: int) -> list[OutboxItem]:
+        await self._retire_gone(user_id)
+        return await super().outbox(user_id)
+
+    async def _retire_gone(self, user_id: int) -> None:
+        """A question that left the bank (a content update between two runs) can be neither
+        sent nor shown in feedback: an unsent one is closed and its interview moves on, and a
+        graded answer to one is settled, so neither stays owed (and stalls the interview)."""
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            while gone := [
+                a for a in await repo.asked.unsent(user_id) if self.bank.get(a.question_id) is None
+            ]:  # the question asked next may be gone too
+                for ask in gone:
+                    ask.status, ask.message_id = AskStatus.closed, -ask.id  # never sent
+                    await self._advance(session, ask.interview_id)
+                await session.flush()
+            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
+                if self.bank.get(answer.question_id) is None:
+                    answer.status = AnswerStatus.delivered
 
     async def stop(self, user_id: int) -> bool:
         """End the running interview early; its summary is owed (finishing)."""

@@ -17,7 +17,8 @@ from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import InterviewService, Outcome
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
-from bot.storage.models import Answer, AskedQuestion
+from bot.storage.models import Answer, AskedQuestion, Interview
+from bot.storage.repository import Repo
 
 
 def make(sessions, bank: QuestionBank, scoring: ScoringService) -> InterviewService:
@@ -273,3 +274,33 @@ async def test_a_level_without_questions_keeps_the_running_interview(
     assert await service.start(9, 9, "senior", 3) is None
     # The interview goes on: an answer is graded against its question.
     assert (await service.submit(9, 9, "backward accumulates gradients"))[0] is Outcome.graded
+
+
+async def test_questions_that_left_the_bank_do_not_stall_an_interview(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    """A content update between two runs removed questions of a running interview: the next
+    unsent ones are passed over, the interview still ends with its summary, and feedback that
+    cannot be shown any more is not owed forever."""
+    service = make(sessions, bank, scoring)
+    await service.ensure_user(10, "en")
+    await service.start(10, 10, "junior", 3)
+    (first,) = await deliver(service, 10)
+    assert isinstance(first, QuestionItem)
+    await service.submit(10, 10, "backward accumulates gradients into .grad", 40_001)
+    async with sessions() as session:
+        interview_questions = (
+            await session.scalars(select(AskedQuestion).where(AskedQuestion.user_id == 10))
+        ).all()
+    # The new bank has neither the answered question nor the two still to come.
+    (interview,) = {a.interview_id for a in interview_questions}
+    async with sessions() as session:
+        planned = (await session.get(Interview, interview)).question_ids  # type: ignore[union-attr]
+    updated = replace(bank, questions={q.id: q for q in bank if q.id not in planned})
+    restarted = make(sessions, updated, scoring)
+    items = await deliver(restarted, 10)
+    assert [type(i) for i in items] == [SummaryItem]
+    assert await restarted.outbox(10) == []
+    async with sessions() as session:
+        owed = await Repo(session).answers.users_with_pending_work()
+    assert 10 not in owed
