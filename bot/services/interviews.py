@@ -5,45 +5,27 @@ State lives in the database only: any process can pick up where another stopped.
 
 from __future__ import annotations
 
-import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from enum import StrEnum
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.clock import Clock, aware, utcnow
+from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
-from bot.scoring.text import detect_language
-from bot.services.answer_policy import accept
-from bot.services.grades import stored_fields
+from bot.services.interview_answers import InterviewAnswers, Outcome
 from bot.services.interview_outbox import InterviewOutbox
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
 from bot.services.reviews import due_questions, next_due, record_review
-from bot.storage.models import Answer, AskedQuestion, Interview, User
+from bot.storage.models import AskedQuestion, Interview, User
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 
-log = logging.getLogger(__name__)
-
 DEFAULT_COUNT = 5
 MAX_COUNT = 20
-
-
-class Outcome(StrEnum):
-    graded = "graded"
-    no_question = "no_question"
-    too_short = "too_short"
-    busy = "busy"  # the question is being graded (a second answer raced the first)
-    already_answered = "already_answered"
-    skipped = "skipped"
-    duplicate = "duplicate"  # the same Telegram message delivered again after a restart
-    not_yet_asked = "not_yet_asked"  # written before the next question reached the chat
-    grade_later = "grade_later"  # stored, but grading failed: it is graded again later
 
 
 @dataclass(frozen=True)
@@ -75,7 +57,7 @@ def language_from_code(code: str | None) -> str:
     return "ru" if (code or "").lower().startswith("ru") else "en"
 
 
-class InterviewService(InterviewOutbox):
+class InterviewService(InterviewAnswers, InterviewOutbox):
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
@@ -291,121 +273,3 @@ class InterviewService(InterviewOutbox):
                 await record_review(session, user_id, ask.question_id, None, self.clock())
             await self._advance(session, ask.interview_id)
             return Outcome.skipped
-
-    # --- answers -----------------------------------------------------------------------------
-
-    async def submit(
-        self,
-        user_id: int,
-        chat_id: int,
-        text: str,
-        message_id: int | None = None,
-        reply_to: int | None = None,
-        language: str | None = None,
-    ) -> tuple[Outcome, int | None]:
-        """Store the answer and grade it. Returns the outcome and the answer id when stored."""
-        verdict = accept(text)
-        text = verdict.text
-        async with self.sessions() as session, session.begin():
-            repo = Repo(session)
-            if message_id is not None and await repo.answers.by_message(user_id, message_id):
-                return Outcome.duplicate, None
-            ask: AskedQuestion | None = None
-            if reply_to is not None:
-                target = await repo.asked.by_message(chat_id, reply_to)
-                if target is not None and target.user_id == user_id:
-                    if target.status == AskStatus.grading:
-                        return Outcome.busy, None
-                    if target.status != AskStatus.open:
-                        return Outcome.already_answered, None
-                    ask = target
-            if ask is None:
-                # Only a question the person could see when writing: never one whose message
-                # is still unsent (it would then never be sent) or arrived after this message.
-                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
-            if ask is None:
-                grading = await repo.asked.latest_with_status(
-                    user_id, chat_id, (AskStatus.grading,)
-                )
-                if grading is not None:
-                    return Outcome.busy, None
-                pending = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.open,))
-                return (Outcome.not_yet_asked if pending else Outcome.no_question), None
-            if verdict.too_short:
-                return Outcome.too_short, None
-            if not await repo.asked.claim(ask.id):
-                return Outcome.busy, None
-            answer = Answer(
-                asked_id=ask.id,
-                user_id=user_id,
-                question_id=ask.question_id,
-                message_id=message_id,
-                text=text,
-                language=language or detect_language(text),
-            )
-            session.add(answer)
-            await session.flush()
-            answer_id = answer.id
-        # Committed before grading: a crash from here on is recovered by grade_pending().
-        try:
-            await self.grade_pending(answer_id)
-        except Exception:  # the model's process or the embedding server failed: try later
-            log.exception("grading answer %s failed; it stays stored for a retry", answer_id)
-            return Outcome.grade_later, answer_id
-        return Outcome.graded, answer_id
-
-    async def grade_pending(self, answer_id: int) -> None:
-        async with self.sessions() as session:
-            answer = await session.get(Answer, answer_id)
-            if answer is None or answer.status != AnswerStatus.pending:
-                return
-            question = self.bank.get(answer.question_id)
-            text, language = answer.text, answer.language
-        if question is None:  # the question left the bank; close the answer ungraded
-            result_fields: dict[str, object] = {"score": 0.0, "verdict": "retired"}
-        else:
-            result = await self.scoring.grade(question, text, language)
-            result_fields = stored_fields(result)
-        async with self.sessions() as session, session.begin():
-            answer = await session.get(Answer, answer_id)
-            if answer is None or answer.status != AnswerStatus.pending:
-                return
-            for key, value in result_fields.items():
-                setattr(answer, key, value)
-            answer.status, answer.graded_at = AnswerStatus.graded, self.clock()
-            if question is not None:
-                await record_review(
-                    session, answer.user_id, answer.question_id, answer.score, answer.graded_at
-                )
-            ask = await session.get(AskedQuestion, answer.asked_id)
-            if ask is not None:
-                ask.status = AskStatus.answered
-                await self._advance(session, ask.interview_id)
-
-    async def recover(self) -> list[int]:
-        """After a restart: grade answers stored but not graded; return users owed messages."""
-        await self.grade_stored()
-        async with self.sessions() as session:
-            return await Repo(session).answers.users_with_pending_work()
-
-    async def grade_stored(self, older_than: timedelta | None = None) -> list[int]:
-        """Grade the answers stored (at least `older_than` ago) and still ungraded: left by a
-        crash, or their grading failed. Return the users whose answers were graded; one that
-        fails again is logged and left for the next call."""
-        # Stored with the wall clock (the column's default), so compared with it.
-        stored_before = utcnow() - (older_than or timedelta(0))
-        async with self.sessions() as session:
-            pending = [
-                (a.id, a.user_id)
-                for a in await Repo(session).answers.with_status(AnswerStatus.pending)
-                if aware(a.created_at) <= stored_before
-            ]
-        graded: set[int] = set()
-        for answer_id, user_id in pending:
-            try:
-                await self.grade_pending(answer_id)
-            except Exception:
-                log.exception("grading stored answer %s failed again", answer_id)
-                continue
-            graded.add(user_id)
-        return sorted(graded)
