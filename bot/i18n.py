@@ -310,6 +310,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "Группа стала супергруппой, поэтому текущий раунд завершён. Начать новый: /round",
         "en": "This group became a supergroup, so the current round has ended. Start a new one: /round",
     },
+    "group_chat_migrated": {
+        "ru": "Группа стала супергруппой. Если вы отправили мне команду перед этим, повторите её здесь.",
+        "en": "This group became a supergroup. If you sent me a command just before that, send it again here.",
+    },
     "round_reply_not_question": {
         "ru": "Чтобы ответить, сделайте reply на сообщение с вопросом текущего раунда.",
         "en": "To answer, reply to the question message of the current round.",

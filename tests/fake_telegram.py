@@ -105,6 +105,8 @@ class Fault:
     code: int
     description: str
     retry_after: int | None = None
+    # Only a request whose text contains this (e.g. one round message among many) meets the fault.
+    text_contains: str | None = None
 
 
 @dataclass
@@ -498,7 +500,9 @@ class FakeTelegram:
         method = request.match_info["method"]
         params = await self._params(request)
         for fault in list(self.faults):
-            if fault.method.lower() == method.lower():
+            if fault.method.lower() == method.lower() and (
+                fault.text_contains is None or fault.text_contains in str(params.get("text", ""))
+            ):
                 self.faults.remove(fault)
                 self.requests.append((method + ":fault", params))
                 if fault.code == DROP:  # the connection dies before any answer is written

@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections import defaultdict
 from datetime import timedelta
+from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import (
@@ -59,6 +60,8 @@ class RoundRunner:
         self.holder = new_holder()  # of the per-group round leases
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[None]] = set()
+        # Old ids of groups that became supergroups whose new chat was told (see _migrated).
+        self._told_migrated: set[int] = set()
 
     # --- moving rounds forward ---------------------------------------------------------------
 
@@ -115,14 +118,7 @@ class RoundRunner:
                     await self.rounds.bot_removed(chat_id)
                     return
                 except TelegramMigrateToChat as exc:
-                    # The group became a supergroup: this chat id is gone for good, and every
-                    # later send would fail the same way. Its question messages stay behind in
-                    # the old chat, where nobody can reply any more, so the round ends as if
-                    # the bot had been removed, and the new chat is told why.
-                    new_chat = exc.migrate_to_chat_id
-                    log.info("chat %s became supergroup %s; ending its round", chat_id, new_chat)
-                    await self.rounds.bot_removed(chat_id)
-                    await self.note(new_chat, t(lang, "round_chat_migrated"))
+                    await self._migrated(chat_id, exc)
                     return
                 poll = message.poll if message is not None else None
                 await self.rounds.mark_sent(
@@ -130,6 +126,36 @@ class RoundRunner:
                     message.message_id if message is not None else None,
                     poll.id if poll is not None else None,
                 )
+
+    async def _migrated(self, chat_id: int, exc: TelegramMigrateToChat) -> None:
+        """The group became a supergroup: this chat id is gone for good, and every later send
+        would fail the same way. Its question messages stay behind in the old chat, where nobody
+        can reply any more, so a running round ends as if the bot had been removed, and the new
+        chat is told why. Without a round, an update from the old chat (a command sent just
+        before the upgrade) is lost, so the new chat is told to send it again, once: further
+        updates from the old chat add nothing."""
+        new_chat = exc.migrate_to_chat_id
+        first = chat_id not in self._told_migrated
+        self._told_migrated.add(chat_id)  # before any await: concurrent handlers tell it once
+        ended = await self.rounds.bot_removed(chat_id)
+        log.info("chat %s became supergroup %s (round ended: %s)", chat_id, new_chat, ended)
+        if not (ended or first):
+            return
+        group = await self.rounds.group(chat_id)
+        lang = group.language if group else "en"
+        key = "round_chat_migrated" if ended else "group_chat_migrated"
+        await self.note(new_chat, Text(t(lang, key)).as_html())
+
+    async def _send_text(self, chat_id: int, body: Text, **extra: Any) -> Message:
+        """A round message as HTML; refused with a 400 (nearly always its entities), once
+        more as plain text: the same words unformatted beat results the group never sees."""
+        try:
+            return await self.bot.send_message(chat_id, body.as_html(), **extra)
+        except TelegramBadRequest as exc:
+            log.warning("Telegram rejected a round message in chat %s (%s); sending it as "
+                        "plain text", chat_id, exc.message)  # fmt: skip
+            # No second slot from the limiter: the refused message was never posted.
+            return await self.bot.send_message(chat_id, body.render()[0], parse_mode=None, **extra)
 
     async def _send(self, item: GroupItem, lang: str) -> Message | None:
         if isinstance(item, PrivateFeedbackItem):
@@ -139,9 +165,9 @@ class RoundRunner:
             if isinstance(item, RoundQuestionItem) and item.options:
                 message = await self._send_poll(item, lang)
             elif isinstance(item, RoundQuestionItem):
-                message = await self.bot.send_message(
+                message = await self._send_text(
                     item.chat_id,
-                    render_round_question(item, lang).as_html(),
+                    render_round_question(item, lang),
                     reply_markup=next_keyboard(lang, item.round_question_id),
                 )
             elif isinstance(item, ResultsItem):
@@ -153,18 +179,18 @@ class RoundRunner:
                     reply = ReplyParameters(
                         message_id=item.question_message_id, allow_sending_without_reply=True
                     )
-                message = await self.bot.send_message(
+                message = await self._send_text(
                     item.chat_id,
-                    render_results(item, lang, self.rounds.bank.get).as_html(),
+                    render_results(item, lang, self.rounds.bank.get),
                     reply_parameters=reply,
                 )
             elif isinstance(item, LeaderboardItem):
-                message = await self.bot.send_message(
-                    item.chat_id, render_leaderboard(item, lang).as_html()
-                )
+                message = await self._send_text(item.chat_id, render_leaderboard(item, lang))
             else:  # pragma: no cover - GroupItem is a closed union
                 raise TypeError(type(item))
         except TelegramBadRequest:
+            # Refused as plain text too, or a poll: the same request would be refused at every
+            # tick, so the item counts as done and the round goes on rather than stalling.
             log.exception("Telegram rejected %s in chat %s", type(item).__name__, item.chat_id)
             return None
         return message
@@ -234,6 +260,9 @@ class RoundRunner:
         except (TelegramBadRequest, TelegramForbiddenError) as exc:
             log.debug("no reaction in chat %s: %s", chat_id, exc)
             return False
+        except TelegramMigrateToChat as exc:  # a reply sent just before the upgrade
+            await self._migrated(chat_id, exc)
+            return False
 
     async def note(self, chat_id: int, text: str, reply_to: int | None = None) -> bool:
         """A short reply that never delays a round: skipped when the group's budget is tight."""
@@ -247,6 +276,9 @@ class RoundRunner:
         except (TelegramBadRequest, TelegramForbiddenError):
             log.info("could not send a note to chat %s", chat_id, exc_info=True)
             return False
+        except TelegramMigrateToChat as exc:  # an update sent just before the upgrade
+            await self._migrated(chat_id, exc)
+            return False
 
     async def announce(self, chat_id: int, text: str) -> None:
         """A round message outside the outbox (the round's start): waits for a slot."""
@@ -255,6 +287,8 @@ class RoundRunner:
             await self.bot.send_message(chat_id, text)
         except (TelegramBadRequest, TelegramForbiddenError):
             log.info("could not announce in chat %s", chat_id, exc_info=True)
+        except TelegramMigrateToChat as exc:  # e.g. /round sent just before the upgrade
+            await self._migrated(chat_id, exc)
 
     async def close(self) -> None:
         for task in list(self._tasks):

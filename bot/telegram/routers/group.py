@@ -46,7 +46,10 @@ QUIZ_MAX_SECONDS = 600  # Telegram's open_period limit for polls
 POLL_ID_RETRIES = 5
 POLL_ID_WAIT = 0.4
 ADMIN_STATUSES = {"creator", "administrator"}
-NOT_A_COMMAND = ~F.text.startswith("/")  # true for a message without text (it is no command)
+# A command may also be a media caption (Telegram marks it as one there too, and aiogram's Command
+# reads captions); a message with neither text nor caption is no command.
+COMMAND_TEXT = (F.text | F.caption).startswith("/")
+NOT_A_COMMAND = ~COMMAND_TEXT
 NOTES = {
     AnswerOutcome.not_a_question: "round_reply_not_question",
     AnswerOutcome.closed: "round_closed",
@@ -58,8 +61,12 @@ async def may_manage(
     bot: Bot, chat: Chat, user_id: int, group: GroupView, message: Message | None = None
 ) -> bool:
     """Admins (or everyone, if the group allows it) may start, stop and move rounds on."""
-    if group.allow_everyone:
-        return True
+    return group.allow_everyone or await is_admin(bot, chat, user_id, message)
+
+
+async def is_admin(bot: Bot, chat: Chat, user_id: int, message: Message | None = None) -> bool:
+    """An admin of the group; only admins change its settings ("everyone on" opens rounds,
+    not the settings: else any member could switch the group's language or level)."""
     if message is not None and message.sender_chat is not None:
         return message.sender_chat.id == chat.id  # an anonymous admin posts as the group
     try:
@@ -231,7 +238,7 @@ def build_group_router() -> Router:
         tokens = (command.args or "").lower().split()
         if tokens:
             user_id = message.from_user.id if message.from_user else 0
-            if not await may_manage(bot, message.chat, user_id, group, message):
+            if not await is_admin(bot, message.chat, user_id, message):
                 await runner.note(
                     chat_id, _text(group.language, "group_settings_admins"), message.message_id
                 )
@@ -283,11 +290,12 @@ def build_group_router() -> Router:
     ) -> None:
         await _answer(message, bot, rounds, runner, lang, edited=True)
 
-    @router.message(F.text.startswith("/"))
+    @router.message(COMMAND_TEXT)
     async def unknown_command(
         message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
     ) -> None:
-        _, _, addressee = (message.text or "").split(maxsplit=1)[0].partition("@")
+        command = (message.text or message.caption or "").split(maxsplit=1)[0]
+        _, _, addressee = command.partition("@")
         if addressee and addressee.lower() != ((await bot.me()).username or "").lower():
             return  # another bot's command
         group = await group_of(message.chat, rounds, lang)
