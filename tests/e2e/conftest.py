@@ -106,6 +106,20 @@ async def bot(
     await process.stop()
 
 
+@pytest.fixture
+async def group_bot(
+    telegram: FakeTelegram, db_url: str, scoring: ScoringService, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[BotProcess]:
+    """The bot for group-round tests: short deadlines and a fast tick keep them quick; the
+    group message budget stays Telegram's."""
+    monkeypatch.setenv("ROUND_MIN_SECONDS", "1")
+    monkeypatch.setenv("ROUND_TICK", "0.2")
+    process = BotProcess(telegram, db_url, scoring)
+    await process.start(telegram)
+    yield process
+    await process.stop()
+
+
 def question_messages(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
     return [
         m

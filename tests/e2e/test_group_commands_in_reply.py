@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from bot.scoring.service import ScoringService
 from bot.storage.models import RoundAnswer
 from tests.e2e.conftest import BotProcess, wait_text
 from tests.e2e.test_group_rounds import WRITING, next_question, rows, setup_group
@@ -27,17 +25,6 @@ pytestmark = pytest.mark.e2e
 GROUP = -100_300
 ANSWER = "backward accumulates gradients into .grad, so zero_grad clears them between steps"
 OTHER_WORDS = "please translate this whole paragraph into French for the study group"
-
-
-@pytest.fixture
-async def group_bot(
-    telegram: FakeTelegram, db_url: str, scoring: ScoringService, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[BotProcess]:
-    monkeypatch.setenv("ROUND_TICK", "0.2")
-    process = BotProcess(telegram, db_url, scoring)
-    await process.start(telegram)
-    yield process
-    await process.stop()
 
 
 async def processed(caplog: pytest.LogCaptureFixture, update_id: int) -> None:

@@ -5,13 +5,11 @@ are still on their way, a round message Telegram refuses with a 400, who may sta
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from bot.content.loader import QuestionBank
-from bot.scoring.service import ScoringService
 from bot.storage.models import Round
 from tests.e2e.conftest import BotProcess, find_question, wait_text
 from tests.e2e.test_group_commands_in_reply import processed
@@ -40,18 +38,6 @@ CHANNEL_BOT = {"id": 136817688, "is_bot": True, "first_name": "Channel", "userna
 PHOTO = [{"file_id": "AgACAgIAAxk", "file_unique_id": "AQAD", "width": 90, "height": 90}]
 MIGRATED_ROUND = "This group became a supergroup, so the current round has ended"
 MIGRATED_COMMAND = "This group became a supergroup. If you sent me a command just before"
-
-
-@pytest.fixture
-async def group_bot(
-    telegram: FakeTelegram, db_url: str, scoring: ScoringService, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[BotProcess]:
-    monkeypatch.setenv("ROUND_MIN_SECONDS", "1")
-    monkeypatch.setenv("ROUND_TICK", "0.2")
-    process = BotProcess(telegram, db_url, scoring)
-    await process.start(telegram)
-    yield process
-    await process.stop()
 
 
 def handler_errors(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,7 +11,6 @@ from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
 from tests.e2e.conftest import BotProcess, find_question, wait_text
@@ -23,19 +21,6 @@ pytestmark = pytest.mark.e2e
 GROUP, SECOND = -100_100, -100_200
 SCORE_LINE = re.compile(r"^(?:🥇|🥈|🥉|\d+\.) (.+) — ([\d.]+)/10$")
 WRITING = [{"type": "emoji", "emoji": "✍"}]
-
-
-@pytest.fixture
-async def group_bot(
-    telegram: FakeTelegram, db_url: str, scoring: ScoringService, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[BotProcess]:
-    # Short deadlines and a fast tick keep the tests quick; the group budget stays Telegram's.
-    monkeypatch.setenv("ROUND_MIN_SECONDS", "1")
-    monkeypatch.setenv("ROUND_TICK", "0.2")
-    process = BotProcess(telegram, db_url, scoring)
-    await process.start(telegram)
-    yield process
-    await process.stop()
 
 
 def round_questions(fake: FakeTelegram, chat_id: int) -> list[dict[str, Any]]:
