@@ -134,3 +134,33 @@ async def test_the_service_is_used_when_configured(server: str, bank: QuestionBa
         assert grader.encoder.device == "remote"
     finally:
         scoring.close()
+
+
+async def test_an_e5_client_sends_each_text_with_its_prefix_once() -> None:
+    """With E5 the bot adds "query: " itself and the server embeds the text as given: a server
+    that added it too, or a client that forgot it, would move every vector. The suite's model
+    (MiniLM) has no prefix, so this records what an E5 client sends."""
+    received: list[list[str]] = []
+
+    async def embed(request: web.Request) -> web.Response:
+        inputs = (await request.json())["inputs"]
+        received.append(inputs)
+        return web.json_response([[1.0, 0.0, 0.0] for _ in inputs])
+
+    app = web.Application()
+    app.router.add_post("/embed", embed)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        client = await asyncio.to_thread(
+            RemoteEncoder, f"http://127.0.0.1:{port}", "multilingual-e5-small"
+        )
+        vectors = await asyncio.to_thread(client.encode, ["eval() switches dropout off", "x"])
+    finally:
+        await runner.cleanup()
+    assert vectors.shape == (2, 3)
+    assert received[-1] == ["query: eval() switches dropout off", "query: x"]
