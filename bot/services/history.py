@@ -1,5 +1,9 @@
-"""A user's answers as a CSV document (`/export`): private ones (interviews and daily questions)
-and group-round ones, oldest first."""
+"""A user's answers as a CSV document (`/export`): private ones (interviews and daily questions),
+group-round ones and quiz-poll votes, oldest first.
+
+A quiz vote is not a graded answer (picking among four options is recognition, not recall), so
+`HistoryRow.is_vote` is what `/report` and `/progress` leave out; `/export` keeps it, marked as a
+vote, with the option the user chose."""
 
 from __future__ import annotations
 
@@ -13,21 +17,36 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import aware
 from bot.content.loader import QuestionBank
+from bot.services.quiz import option_text
 from bot.storage.models import Answer, RoundAnswer, RoundQuestion
 
+QUIZ = "quiz"  # HistoryRow.where of a quiz-poll vote
 COLUMNS = ("date_utc", "where", "question_id", "question", "level", "score", "verdict", "answer")
 
 
 @dataclass(frozen=True)
 class HistoryRow:
     when: datetime
-    where: str  # private | group
+    where: str  # private | group | quiz (a vote in a group's quiz poll)
     question_id: str
     question: str  # in the user's language; empty for a question no longer in the bank
     level: str
-    score: float | None  # None: not graded (yet)
-    verdict: str | None
-    answer: str
+    score: float | None  # None: not graded (yet), or a quiz vote
+    verdict: str | None  # a quiz vote: correct | wrong
+    answer: str  # a quiz vote: the chosen option's short answer in the user's language
+
+    @property
+    def is_vote(self) -> bool:
+        return self.where == QUIZ
+
+
+def _chosen_option(bank: QuestionBank, options: list[str], text: str, lang: str) -> str:
+    """A vote stores the chosen option's question id as its text (rounds.answers); what the user
+    saw and picked is that question's short answer. Empty when it cannot be told any more."""
+    option = bank.get(text) if text in options else None
+    if option is None or option.short_answer is None:
+        return ""
+    return option_text(option, lang)
 
 
 async def history(
@@ -43,27 +62,31 @@ async def history(
         group = (
             await session.execute(
                 select(RoundAnswer.answered_at, RoundQuestion.question_id, RoundAnswer.score,
-                       RoundAnswer.verdict, RoundAnswer.text)
+                       RoundAnswer.verdict, RoundAnswer.text, RoundQuestion.options)
                 .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
                 .where(RoundAnswer.user_id == user_id)
             )
         ).all()  # fmt: skip
+    found = [("private", *r, None) for r in private] + [("group", *r) for r in group]
     rows = []
-    for where, found in (("private", private), ("group", group)):
-        for when, question_id, score, verdict, text in found:
-            question = bank.get(question_id)
-            rows.append(
-                HistoryRow(
-                    when=aware(when),
-                    where=where,
-                    question_id=question_id,
-                    question=question.question.get(lang) if question else "",
-                    level=question.level if question else "",
-                    score=score,
-                    verdict=verdict,
-                    answer=text,
-                )
+    for where, when, question_id, score, verdict, text, options in found:
+        question = bank.get(question_id)
+        if options is not None:
+            # Only quiz questions have options: the one place that tells a vote from an answer.
+            # Its stored 10 or 0 only ranks the group's quiz, so it gets no score here.
+            where, score, text = QUIZ, None, _chosen_option(bank, options, text, lang)
+        rows.append(
+            HistoryRow(
+                when=aware(when),
+                where=where,
+                question_id=question_id,
+                question=question.question.get(lang) if question else "",
+                level=question.level if question else "",
+                score=score,
+                verdict=verdict,
+                answer=text,
             )
+        )
     return sorted(rows, key=lambda r: r.when)
 
 

@@ -54,9 +54,14 @@ class ProgressSummary:
 
 
 def summarize(rows: Sequence[HistoryRow], bank: QuestionBank, today: date) -> ProgressSummary:
-    # A retired question has no level or topics to count under, so its answers are left out.
+    # A retired question has no level or topics to count under, so its answers are left out;
+    # quiz votes are recognition among four options, not graded answers.
     graded = sorted(
-        ((r, r.score) for r in rows if r.score is not None and r.question_id in bank.questions),
+        (
+            (r, r.score)
+            for r in rows
+            if r.score is not None and not r.is_vote and r.question_id in bank.questions
+        ),
         key=lambda pair: pair[0].when,
     )
     latest = {r.question_id: score for r, score in graded}  # oldest first: the latest wins

@@ -85,10 +85,11 @@ class ReadinessReport:
 
 def latest_scores(rows: Iterable[HistoryRow]) -> dict[str, float]:
     """Question id -> the score of the user's most recent graded answer to it (ungraded rows
-    are skipped; on equal times the later row wins)."""
+    and quiz votes are skipped; on equal times the later row wins)."""
     latest: dict[str, tuple[datetime, float]] = {}
     for row in rows:
-        if row.score is None:
+        # A lucky or careless click among four options says little about what one can explain.
+        if row.score is None or row.is_vote:
             continue
         seen = latest.get(row.question_id)
         if seen is None or row.when >= seen[0]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import warnings
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -103,6 +104,13 @@ def test_ungraded_and_retired_answers_are_left_out(small: QuestionBank) -> None:
     assert s.total_answers == 1 and [r.question_id for r in s.recent] == ["b"]
     assert [p.topic for p in s.topics] == ["tensors"]
     assert s.streak == 0  # the only graded answer is three days old
+
+
+def test_quiz_votes_are_left_out(small: QuestionBank) -> None:
+    vote = replace(row("a", 0.0, days_ago(0)), where="quiz")  # a wrong click after a real 9
+    s = summarize([row("a", 9.0, days_ago(1)), vote], small, TODAY)
+    assert s.points == ((days_ago(1), 9.0),) and s.total_answers == 1
+    assert [(p.topic, p.mastery) for p in s.topics] == [("basics", 9.0), ("tensors", 9.0)]
 
 
 def test_nothing_graded_is_empty(small: QuestionBank) -> None:

@@ -3,6 +3,7 @@ against the 7/10 bar, what to practise next, and the report as Telegram renders 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -74,6 +75,13 @@ def test_latest_graded_score_wins_over_an_older_better_one() -> None:
     assert topic(readiness(bank, latest_scores(rows), "junior").topics, "autograd").status == (
         Standing.below
     )
+
+
+def test_a_quiz_vote_is_no_score() -> None:
+    # Even with the 10 or 0 a vote is stored with: picking an option is recognition, not recall.
+    rows = [row("a", 9.0), replace(row("a", 0.0, minutes=5), where="quiz")]
+    rows += [replace(row("b", 10.0, minutes=5), where="quiz")]
+    assert latest_scores(rows) == {"a": 9.0}
 
 
 def test_frequency_weights_an_always_question_above_a_sometimes_one() -> None:
