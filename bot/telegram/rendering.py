@@ -18,6 +18,18 @@ from bot.telegram.report_rendering import render_readiness_line
 from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
 
 QUOTE_LIMIT = 160
+# A feedback message longer than Telegram's limit would be refused, so the feedback is rebuilt
+# with less until it fits: (quote width, 0 = no quotes; whether untouched documented pitfalls
+# are listed). The user's own words go shorter before the list of other pitfalls goes, and the
+# verdict on each point and misconception is never dropped.
+FEEDBACK_STEPS: tuple[tuple[int, bool], ...] = (
+    (QUOTE_LIMIT, True),
+    (100, True),
+    (60, True),
+    (60, False),
+    (40, False),
+    (0, False),
+)
 
 
 def render_question(item: QuestionItem, lang: str, hint: bool = True) -> Text:
@@ -37,6 +49,36 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
     """The feedback message, and the model answer separately if both do not fit in one.
     `expandable`: the model answer folds (Telegram); the terminal prints it in full."""
     question = item.question
+    answer = question.answer.get(lang).strip()
+    model: list[Text | str] = (
+        [Bold(t(lang, "model_answer")), ExpandableBlockQuote(answer)]
+        if expandable
+        else [Bold(t(lang, "model_answer_plain")), answer]
+    )
+    if question.code:
+        model.append(Pre(question.code.strip(), language="python"))
+    model_answer = as_list(*model)
+    # Splitting the model answer off costs less than trimming the feedback: one message only at
+    # full detail; otherwise the feedback alone is shortened step by step until it fits.
+    full = _feedback(item, lang, *FEEDBACK_STEPS[0])
+    combined = as_list(full, model_answer, sep="\n\n")
+    if visible_length(combined) <= TELEGRAM_TEXT_LIMIT:
+        return [combined]
+    for step in FEEDBACK_STEPS:
+        feedback = _feedback(item, lang, *step)
+        if visible_length(feedback) <= TELEGRAM_TEXT_LIMIT:
+            break
+    return [feedback, model_answer]
+
+
+def _your_words(lang: str, quote: str, width: int) -> Text:
+    return Italic(f"{t(lang, 'your_words')}: «{clip(quote, width)}»")
+
+
+def _feedback(item: FeedbackItem, lang: str, width: int, documented_list: bool) -> Text:
+    """The feedback at one step of FEEDBACK_STEPS: quotes clipped to `width` (0: left out), and
+    the documented pitfalls the answer did not touch listed or not."""
+    question = item.question
     key = f"verdict.{item.verdict}"
     verdict = t(lang, key) if key in TEXTS else item.verdict
     parts: list[Text | str] = [
@@ -47,13 +89,8 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
         point = question.key_point(point_id)
         line = as_line("✅ ", point.text(lang), end="")
         quote = item.evidence.get(point_id)
-        if quote:
-            line = as_line(
-                line,
-                "\n    ",
-                Italic(f"{t(lang, 'your_words')}: «{clip(quote, QUOTE_LIMIT)}»"),
-                end="",
-            )
+        if quote and width:
+            line = as_line(line, "\n    ", _your_words(lang, quote, width), end="")
         covered_lines.append(line)
     if covered_lines:
         parts.append(as_list(Bold(t(lang, "covered")), *covered_lines))
@@ -67,13 +104,8 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
             "⚠️ ", Italic(pitfall.claim.get(lang)), " → ", pitfall.correction.get(lang), end=""
         )
         quote = item.evidence.get(f"pitfall:{pitfall_id}")
-        if quote:
-            line = as_line(
-                line,
-                "\n    ",
-                Italic(f"{t(lang, 'your_words')}: «{clip(quote, QUOTE_LIMIT)}»"),
-                end="",
-            )
+        if quote and width:
+            line = as_line(line, "\n    ", _your_words(lang, quote, width), end="")
         fell.append(line)
     if fell:
         parts.append(as_list(Bold(t(lang, "fell_into")), *fell))
@@ -87,42 +119,22 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
     if checks:
         lines = []
         for p in checks:
-            quote = clip(item.evidence[f"check:{p.id}"], QUOTE_LIMIT)
-            lines.append(
-                as_line(
-                    "🔎 ",
-                    Italic(p.claim.get(lang)),
-                    " — ",
-                    p.correction.get(lang),
-                    "\n    ",
-                    Italic(f"{t(lang, 'your_words')}: «{quote}»"),
-                    end="",
-                )
-            )
+            line = as_line("🔎 ", Italic(p.claim.get(lang)), " — ", p.correction.get(lang), end="")
+            if width:
+                quote = item.evidence[f"check:{p.id}"]
+                line = as_line(line, "\n    ", _your_words(lang, quote, width), end="")
+            lines.append(line)
         parts.append(as_list(Bold(t(lang, "worth_checking")), *lines))
     documented = [
         as_line("• ", Italic(p.claim.get(lang)), " — ", p.correction.get(lang), end="")
         for p in question.pitfalls
         if p.id not in item.pitfalls and p not in checks
     ]
-    if documented:
+    if documented and documented_list:
         parts.append(as_list(Bold(t(lang, "documented_pitfalls")), *documented))
     if item.streak:
         parts.append(t(lang, "daily_streak", streak=item.streak))
-    feedback = as_list(*parts, sep="\n\n")
-    answer = question.answer.get(lang).strip()
-    model: list[Text | str] = (
-        [Bold(t(lang, "model_answer")), ExpandableBlockQuote(answer)]
-        if expandable
-        else [Bold(t(lang, "model_answer_plain")), answer]
-    )
-    if question.code:
-        model.append(Pre(question.code.strip(), language="python"))
-    model_answer = as_list(*model)
-    combined = as_list(feedback, model_answer, sep="\n\n")
-    if visible_length(combined) <= TELEGRAM_TEXT_LIMIT:
-        return [combined]
-    return [feedback, model_answer]
+    return as_list(*parts, sep="\n\n")
 
 
 def render_summary(item: SummaryItem, lang: str) -> Text:
