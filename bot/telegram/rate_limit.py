@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
@@ -27,7 +28,11 @@ from aiogram.methods.base import TelegramType
 
 from bot.priority import Priority, current_priority
 
+log = logging.getLogger(__name__)
+
 UNLIMITED_METHODS = frozenset({"GetUpdates", "GetMe", "DeleteWebhook", "Close", "LogOut"})
+# After take() fails: wait this long before asking again, doubling up to the cap.
+RETRY_DELAY, RETRY_DELAY_MAX = 0.1, 5.0
 
 
 class TokenBucket:
@@ -81,11 +86,21 @@ class TokenBucket:
     async def _serve(self) -> None:
         """Hands out tokens one at a time to the head of the queue, re-read after each wait,
         so an interactive waiter that arrives during a wait is served next."""
+        delay = RETRY_DELAY
         while self._waiters:
             if self._waiters[0][2].done():  # its sender was cancelled
                 heapq.heappop(self._waiters)
                 continue
-            wait = await self.take()
+            try:
+                wait = await self.take()
+            except Exception:
+                # The server must outlive a failing token source (Redis, say): if it ended,
+                # every queued send would wait until some later acquire() started a new one.
+                log.exception("send budget: taking a token failed; retry in %.1fs", delay)
+                await self.sleep(delay)
+                delay = min(RETRY_DELAY_MAX, delay * 2)
+                continue
+            delay = RETRY_DELAY
             if wait <= 0:
                 turn = heapq.heappop(self._waiters)[2]
                 if not turn.done():

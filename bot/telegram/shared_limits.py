@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from bot.telegram.rate_limit import TokenBucket
 from bot.telegram.rounds.limiter import WINDOW_SECONDS
 
+log = logging.getLogger(__name__)
+
 PREFIX = "mock-interview-bot"
+# A send token from Redis takes a millisecond; past this, Redis counts as down.
+REDIS_TIMEOUT = 1.0
+# While Redis is down the bucket asks it again only this often, not for every token.
+REDIS_RETRY = 5.0
 
 # KEYS: bucket, pause. ARGV: rate per second, capacity, now in ms.
 # Returns 0 when a token was taken, else the milliseconds until one is due.
@@ -69,7 +77,12 @@ def wall_ms() -> int:
 
 class RedisTokenBucket(TokenBucket):
     """The global send budget, shared: each token is taken in Redis. Priorities still order
-    this process's waiters (TokenBucket's queue); the rate holds across all replicas."""
+    this process's waiters (TokenBucket's queue); the rate holds across all replicas.
+
+    While Redis fails (an error, or no answer within REDIS_TIMEOUT) this process falls back to
+    its own bucket at the same rate, and to its own 429 pause: replies keep going out during an
+    outage, at worst at replicas × `rate` in all, where Telegram's 429 and the retry middleware
+    take over; stalling every send until Redis is back would silence the bot instead."""
 
     def __init__(
         self,
@@ -79,21 +92,43 @@ class RedisTokenBucket(TokenBucket):
         name: str = "send",
         now_ms: Callable[[], int] = wall_ms,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ):
-        super().__init__(rate, capacity, sleep=sleep)
+        super().__init__(rate, capacity, clock=clock, sleep=sleep)
         self.redis = redis
         self.now_ms = now_ms
         self.keys = [f"{PREFIX}:{name}:bucket", f"{PREFIX}:{name}:paused"]
         self._take = redis.register_script(TAKE)
         self._pause = redis.register_script(PAUSE)
+        self._redis_down_until: float | None = None  # `clock` time to ask Redis again
 
     async def take(self) -> float:
-        wait = await self._take(keys=self.keys, args=[self.rate, self.capacity, self.now_ms()])
+        if self._redis_down_until is not None and self.clock() < self._redis_down_until:
+            return await super().take()
+        try:
+            async with asyncio.timeout(REDIS_TIMEOUT):
+                wait = await self._take(
+                    keys=self.keys, args=[self.rate, self.capacity, self.now_ms()]
+                )
+        except (RedisError, OSError, TimeoutError) as exc:
+            if self._redis_down_until is None:
+                log.warning("send budget: Redis failed (%r); using this process's own", exc)
+            self._redis_down_until = self.clock() + REDIS_RETRY
+            return await super().take()
+        if self._redis_down_until is not None:
+            log.info("send budget: Redis is back; sharing the budget again")
+            self._redis_down_until = None
         return int(wait) / 1000
 
     async def pause(self, seconds: float) -> None:
+        # Kept locally as well, for the fallback bucket if Redis fails before it has passed.
+        await super().pause(seconds)
         now = self.now_ms()
-        await self._pause(keys=self.keys[1:], args=[now + int(seconds * 1000), now])
+        try:
+            async with asyncio.timeout(REDIS_TIMEOUT):
+                await self._pause(keys=self.keys[1:], args=[now + int(seconds * 1000), now])
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("send budget: could not share a 429 pause through Redis (%r)", exc)
 
 
 class RedisGroupLimiter:
