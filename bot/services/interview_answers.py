@@ -72,7 +72,7 @@ class InterviewAnswers:
             if ask is None:
                 # Only a question the person could see when writing: never one whose message
                 # is still unsent (it would then never be sent) or arrived after this message.
-                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
+                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id, self.clock())
             if ask is None:
                 grading = await repo.asked.latest_with_status(
                     user_id, chat_id, (AskStatus.grading,)

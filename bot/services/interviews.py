@@ -263,7 +263,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
                 if ask is None or ask.user_id != user_id:
                     return Outcome.no_question
             else:
-                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id)
+                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id, self.clock())
                 if ask is None:
                     return Outcome.no_question
             if ask.status != AskStatus.open:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.storage.models import Answer, AskedQuestion, Interview, User
@@ -59,6 +60,21 @@ class InterviewRepo:
         return (await self.session.scalars(stmt.order_by(Interview.id))).all()
 
 
+# A daily send not recorded this long after it began is taken as delivered and cut off (a kill
+# between Telegram's answer and the record); recording normally takes milliseconds.
+UNRECORDED_AFTER = timedelta(seconds=30)
+
+
+def unrecorded_daily() -> ColumnElement[bool]:
+    """A daily question (no interview) whose send began (its ask is made just before) and whose
+    message id was not recorded: in flight, or the process died after Telegram took it."""
+    return and_(
+        AskedQuestion.message_id.is_(None),
+        AskedQuestion.interview_id.is_(None),
+        AskedQuestion.send_attempts > 0,
+    )
+
+
 class AskedRepo:
     def __init__(self, session: AsyncSession):
         self.session = session
@@ -67,10 +83,43 @@ class AskedRepo:
         return await self.session.get(AskedQuestion, ask_id)
 
     async def by_message(self, chat_id: int, message_id: int) -> AskedQuestion | None:
+        """The question whose message this is. Failing that, the one daily question of the chat
+        whose message id was never recorded (a kill between sending and recording) that the
+        message's id fits: above the messages of the questions asked before it, below those
+        asked after it (ids grow in a chat). None when no such question, or several, fit."""
         stmt = select(AskedQuestion).where(
             AskedQuestion.chat_id == chat_id, AskedQuestion.message_id == message_id
         )
-        return await self.session.scalar(stmt)
+        exact = await self.session.scalar(stmt)
+        if exact is not None:
+            return exact
+        unrecorded = (
+            await self.session.scalars(
+                select(AskedQuestion)
+                .where(
+                    AskedQuestion.chat_id == chat_id,
+                    unrecorded_daily(),
+                    # One answered already: a reply to its message is more likely to something
+                    # else (its feedback) than a second answer to it.
+                    AskedQuestion.status.in_((AskStatus.open, AskStatus.grading)),
+                )
+                .order_by(AskedQuestion.id.desc())
+                .limit(3)
+            )
+        ).all()
+        fits = [ask for ask in unrecorded if await self._fits(ask, message_id)]
+        return fits[0] if len(fits) == 1 else None
+
+    async def _fits(self, ask: AskedQuestion, message_id: int) -> bool:
+        """Whether `message_id` lies between the messages of the asks made before and after."""
+        known = (AskedQuestion.chat_id == ask.chat_id, AskedQuestion.message_id > 0)
+        before = await self.session.scalar(
+            select(func.max(AskedQuestion.message_id)).where(*known, AskedQuestion.id < ask.id)
+        )
+        after = await self.session.scalar(
+            select(func.min(AskedQuestion.message_id)).where(*known, AskedQuestion.id > ask.id)
+        )
+        return (before is None or before < message_id) and (after is None or message_id < after)
 
     async def latest_with_status(
         self, user_id: int, chat_id: int, statuses: tuple[str, ...]
@@ -88,7 +137,7 @@ class AskedRepo:
         return await self.session.scalar(stmt)
 
     async def latest_shown_open(
-        self, user_id: int, chat_id: int, before_message: int | None
+        self, user_id: int, chat_id: int, before_message: int | None, now: datetime
     ) -> AskedQuestion | None:
         """The newest open question whose message reached the chat before `before_message`
         (message ids grow in a chat): the one a person writing that message had seen."""
@@ -96,13 +145,23 @@ class AskedRepo:
             AskedQuestion.user_id == user_id,
             AskedQuestion.chat_id == chat_id,
             AskedQuestion.status == AskStatus.open,
-            AskedQuestion.message_id.is_not(None),
+            # A daily question whose send began may have arrived though its id was never
+            # recorded (a kill in between): it is never sent again, so it stays answerable;
+            # but not while its send may still be in flight (the person has not seen it yet).
+            or_(
+                AskedQuestion.message_id.is_not(None),
+                and_(unrecorded_daily(), AskedQuestion.asked_at <= now - UNRECORDED_AFTER),
+            ),
         )
         if before_message is not None:
             # A failed send is stored as a negative placeholder id and stays answerable; so is
             # a question sent again after a kill, whose first copy the person may have seen.
             stmt = stmt.where(
-                or_(AskedQuestion.message_id < before_message, AskedQuestion.send_attempts > 1)
+                or_(
+                    AskedQuestion.message_id < before_message,
+                    AskedQuestion.send_attempts > 1,
+                    AskedQuestion.message_id.is_(None),  # only unrecorded daily ones, above
+                )
             )
         return await self.session.scalar(stmt.order_by(AskedQuestion.id.desc()).limit(1))
 
@@ -125,10 +184,13 @@ class AskedRepo:
         )
 
     async def unsent(self, user_id: int) -> Sequence[AskedQuestion]:
+        """Interview questions owed to the chat. A daily question without a message id is the
+        daily scheduler's, being sent or sent unrecorded: sending it here would duplicate it."""
         stmt = select(AskedQuestion).where(
             AskedQuestion.user_id == user_id,
             AskedQuestion.status == AskStatus.open,
             AskedQuestion.message_id.is_(None),
+            AskedQuestion.interview_id.is_not(None),
         )
         return (await self.session.scalars(stmt.order_by(AskedQuestion.id))).all()
 
@@ -172,8 +234,10 @@ class AnswerRepo:
     async def users_with_pending_work(self) -> list[int]:
         owed = (AnswerStatus.pending, AnswerStatus.graded)
         answers = select(Answer.user_id).where(Answer.status.in_(owed))
-        asks = select(AskedQuestion.user_id).where(
-            AskedQuestion.status == AskStatus.open, AskedQuestion.message_id.is_(None)
+        asks = select(AskedQuestion.user_id).where(  # as in AskedRepo.unsent
+            AskedQuestion.status == AskStatus.open,
+            AskedQuestion.message_id.is_(None),
+            AskedQuestion.interview_id.is_not(None),
         )
         interviews = select(Interview.user_id).where(Interview.status == InterviewStatus.finishing)
         stmt = answers.union(asks, interviews)

@@ -10,6 +10,7 @@ streaks. Framework-free; the Telegram side (bot/telegram/daily_scheduler.py) onl
 """
 
 from bot.services.daily.queue import (
+    REASON_ARRIVED,
     REASON_BLOCKED,
     REASON_INTERRUPTED,
     REASON_MISSED,
@@ -21,6 +22,7 @@ from bot.services.daily.streaks import daily_streak_for_ask, streak
 from bot.services.daily.subscriptions import SubscriptionView
 
 __all__ = [
+    "REASON_ARRIVED",
     "REASON_BLOCKED",
     "REASON_INTERRUPTED",
     "REASON_MISSED",

@@ -5,7 +5,8 @@ second one for the same day. A row moves pending -> claimed -> sending -> sent |
 step a conditional UPDATE checked by rowcount (on PostgreSQL the claim also skips locked rows):
 - claimed rows whose process died before trying are put back to pending (never attempted);
 - sending rows whose process died mid-request are failed with the reason: Telegram cannot say
-  whether the message arrived, and a duplicate is worse than a recorded miss.
+  whether the message arrived, and a duplicate is worse than a recorded miss. Their asks, made
+  when sending began, stay answerable (an answer proves the message arrived: then sent).
 The clock is injected everywhere, so tests move time instead of waiting for it.
 """
 
@@ -15,10 +16,10 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,6 +39,7 @@ MAX_MISSED_ROWS = 31  # a bot down for longer records the last month of misses o
 REASON_MISSED = "missed: the bot was not running within the grace window"
 REASON_INTERRUPTED = "interrupted: the process stopped mid-send; not resent to avoid a duplicate"
 REASON_BLOCKED = "blocked: the user blocked the bot"
+REASON_ARRIVED = "interrupted mid-send, but the question was answered: it arrived"
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,16 @@ class DeliveryQueueMixin(DailyBase):
                     if due is None:  # not reached: only subscriptions with a due time are read
                         continue
                     at = parse_time(sub.local_time)
-                    for _ in range(MAX_MISSED_ROWS):
-                        if due > now:
-                            break
+                    weekdays = bool(sub.weekdays_only)
+                    # Down for over a month: skip to the last month, so that the latest due
+                    # time (maybe still within the grace window) gets its row, not the oldest.
+                    floor = now - timedelta(days=MAX_MISSED_ROWS + 1)
+                    if due < floor:
+                        due = next_due(floor, at, sub.timezone, weekdays)
+                    owed: list[dict[str, Any]] = []
+                    while due <= now:  # at most a month and a day of due times
                         late = now - due > self.grace
-                        rows.append(
+                        owed.append(
                             {
                                 "user_id": sub.user_id,
                                 "chat_id": sub.chat_id,
@@ -103,9 +110,8 @@ class DeliveryQueueMixin(DailyBase):
                                 "reason": REASON_MISSED if late else None,
                             }
                         )
-                        due = next_due(due, at, sub.timezone, bool(sub.weekdays_only))
-                    if due <= now:  # down for over a month: skip ahead
-                        due = next_due(now, at, sub.timezone, bool(sub.weekdays_only))
+                        due = next_due(due, at, sub.timezone, weekdays)
+                    rows += owed[-MAX_MISSED_ROWS:]
                     moves.append({"uid": sub.user_id, "old": sub.next_due_at, "new": due})
                 if rows:
                     written += await _insert_ignoring_duplicates(session, rows)
@@ -143,15 +149,30 @@ class DeliveryQueueMixin(DailyBase):
                 )
                 .values(status=DeliveryStatus.pending, claim_token=None, claimed_at=None)
             )
+            stale = (
+                DELIVERIES.c.status == DeliveryStatus.sending,
+                DELIVERIES.c.claimed_at < now - SENDING_STALE,
+            )
+            # Its question was answered (or skipped): the message did arrive.
+            taken_up = (
+                select(ASKS.c.id)
+                .where(ASKS.c.id == DELIVERIES.c.ask_id, ASKS.c.status != AskStatus.open)
+                .exists()
+            )
+            arrived = await session.execute(
+                update(DELIVERIES)
+                .where(*stale, taken_up)
+                .values(status=DeliveryStatus.sent, sent_at=DELIVERIES.c.claimed_at,
+                        reason=REASON_ARRIVED)
+            )  # fmt: skip
+            # The rest: unknown. Their asks stay open and answerable (see AskedRepo).
             interrupted = await session.execute(
                 update(DELIVERIES)
-                .where(
-                    DailyDelivery.status == DeliveryStatus.sending,
-                    DailyDelivery.claimed_at < now - SENDING_STALE,
-                )
+                .where(*stale)
                 .values(status=DeliveryStatus.failed, reason=REASON_INTERRUPTED)
             )
-            return missed.rowcount + interrupted.rowcount  # type: ignore[attr-defined]
+            counts = (missed.rowcount, arrived.rowcount, interrupted.rowcount)  # type: ignore[attr-defined]
+            return sum(counts)
 
     async def claim(self, limit: int, attempts: int = 5) -> list[DailyJob]:
         """Atomically take up to `limit` due pending deliveries for this process.
@@ -286,6 +307,39 @@ class DeliveryQueueMixin(DailyBase):
                     .values(status=DeliveryStatus.sending, claimed_at=now)
                 )
                 results.append(result.rowcount == 1)  # type: ignore[attr-defined]
+            started = [job for job, ok in zip(jobs, results, strict=True) if ok]
+            if started:
+                # The ask exists before the request goes out, with no message id yet: a kill
+                # after Telegram took the message but before record() leaves the question
+                # answerable (AskedRepo), not an answer graded against an older one.
+                # send_attempts=1 marks the send as begun; interview_id None keeps it out of
+                # the private outbox (it is this scheduler's to send, never resent).
+                ask_ids = await session.scalars(
+                    insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
+                    [
+                        {
+                            "user_id": job.user_id,
+                            "chat_id": job.chat_id,
+                            "question_id": job.question.id,
+                            "interview_id": None,
+                            "position": 0,
+                            "message_id": None,
+                            "send_attempts": 1,
+                            "status": AskStatus.open,
+                            "asked_at": now,
+                        }
+                        for job in started
+                    ],
+                )
+                await session.execute(
+                    update(DELIVERIES)
+                    .where(DELIVERIES.c.id == bindparam("did"))
+                    .values(ask_id=bindparam("aid")),
+                    [
+                        {"did": job.delivery_id, "aid": aid}
+                        for job, aid in zip(started, ask_ids.all(), strict=True)
+                    ],
+                )
         return results
 
     async def release(self, jobs: Sequence[DailyJob]) -> None:
@@ -306,19 +360,20 @@ class DeliveryQueueMixin(DailyBase):
         await self.record([Outcome(job, message_id=message_id)])
 
     async def record(self, outcomes: Sequence[Outcome]) -> None:
-        """Settle sent or failed deliveries in one transaction. A sent one becomes an asked
-        question (answers route to it like an interview question). The claim's token proves
-        ownership, and overrides a stale "interrupted" verdict with the truth.
+        """Settle sent or failed deliveries in one transaction. A sent one's ask (made by
+        start_sending) gets its message id, so a reply to it finds it; a failed one's ask is
+        deleted, as the question never reached the user. The claim's token proves ownership,
+        and overrides a stale "interrupted" verdict with the truth.
 
-        An outcome of a user who confirmed /forget meanwhile is dropped: their rows are gone,
-        and their ask would break the foreign key to users, failing everyone's in the batch."""
+        An outcome of a user who confirmed /forget meanwhile finds no rows: they are gone with
+        the user, asks included."""
         now = self.now()
         sent = [o for o in outcomes if o.message_id is not None]
         async with self.sessions() as session, session.begin():
             if sent:
-                # Settle the deliveries before reading who is left: this first write takes
+                # Settle the deliveries before reading them back: this first write takes
                 # SQLite's lock, and on PostgreSQL waits for a /forget that deleted a row to
-                # commit, so the users read next stay until this commits.
+                # commit, so the rows read next stay until this commits.
                 await session.execute(
                     update(DELIVERIES)
                     .where(
@@ -336,52 +391,55 @@ class DeliveryQueueMixin(DailyBase):
                         for o in sent
                     ],
                 )
-                present = set(
-                    await session.scalars(
-                        select(User.id).where(User.id.in_({o.job.user_id for o in sent}))
+                tokens = {o.job.delivery_id: o.job.token for o in sent}
+                asks = {
+                    did: aid
+                    for did, aid, token in await session.execute(
+                        select(
+                            DELIVERIES.c.id, DELIVERIES.c.ask_id, DELIVERIES.c.claim_token
+                        ).where(DELIVERIES.c.id.in_(tokens))
                     )
-                )
-                sent = [o for o in sent if o.job.user_id in present]
-            if sent:
-                ask_ids = await session.scalars(
-                    insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
-                    [
-                        {
-                            "user_id": o.job.user_id,
-                            "chat_id": o.job.chat_id,
-                            "question_id": o.job.question.id,
-                            "interview_id": None,
-                            "position": 0,
-                            "message_id": o.message_id,
-                            "status": AskStatus.open,
-                            "asked_at": now,
-                        }
-                        for o in sent
-                    ],
-                )
-                await session.execute(
-                    update(DELIVERIES)
-                    .where(
-                        DELIVERIES.c.id == bindparam("did"),
-                        DELIVERIES.c.claim_token == bindparam("token"),
+                    if tokens[did] == token
+                }
+                linked = [o for o in sent if asks.get(o.job.delivery_id) is not None]
+                unlinked = [
+                    o for o in sent if o.job.delivery_id in asks and asks[o.job.delivery_id] is None
+                ]
+                if linked:
+                    await session.execute(
+                        update(ASKS)
+                        .where(ASKS.c.id == bindparam("aid"), ASKS.c.message_id.is_(None))
+                        .values(message_id=bindparam("mid")),
+                        [{"aid": asks[o.job.delivery_id], "mid": o.message_id} for o in linked],
                     )
-                    .values(ask_id=bindparam("aid")),
-                    [
-                        {"did": o.job.delivery_id, "token": o.job.token, "aid": aid}
-                        for o, aid in zip(sent, ask_ids.all(), strict=True)
-                    ],
-                )
+                # A delivery started without an ask (before asks were made at start_sending)
+                # gets one now; one whose row is gone was forgotten (/forget).
+                await self._ask_for(session, unlinked, now)
             for outcome in outcomes:
                 if outcome.message_id is not None:
                     continue
                 reason = (outcome.reason or "error: unknown")[:200]
+                ask_id = await session.scalar(
+                    select(DailyDelivery.ask_id).where(
+                        DailyDelivery.id == outcome.job.delivery_id,
+                        DailyDelivery.claim_token == outcome.job.token,
+                    )
+                )
+                values: dict[str, Any] = {"status": DeliveryStatus.failed, "reason": reason}
+                if ask_id is not None:
+                    # Never sent: never answerable, never owed. One already answered stays.
+                    dropped = await session.execute(
+                        delete(ASKS).where(ASKS.c.id == ask_id, ASKS.c.status == AskStatus.open)
+                    )
+                    if dropped.rowcount:  # type: ignore[attr-defined]
+                        values["ask_id"] = None
                 await session.execute(
                     update(DELIVERIES)
                     .where(
                         DailyDelivery.id == outcome.job.delivery_id,
                         DailyDelivery.claim_token == outcome.job.token,
                     )
-                    .values(status=DeliveryStatus.failed, reason=reason)
+                    .values(**values)
                 )
                 if outcome.deactivate:
                     await session.execute(
@@ -389,6 +447,38 @@ class DeliveryQueueMixin(DailyBase):
                         .where(DailySubscription.user_id == outcome.job.user_id)
                         .values(active=False, stopped_reason=reason, updated_at=now)
                     )
+
+    async def _ask_for(self, session: AsyncSession, sent: Sequence[Outcome], now: datetime) -> None:
+        if not sent:
+            return
+        ask_ids = await session.scalars(
+            insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
+            [
+                {
+                    "user_id": o.job.user_id,
+                    "chat_id": o.job.chat_id,
+                    "question_id": o.job.question.id,
+                    "interview_id": None,
+                    "position": 0,
+                    "message_id": o.message_id,
+                    "status": AskStatus.open,
+                    "asked_at": now,
+                }
+                for o in sent
+            ],
+        )
+        await session.execute(
+            update(DELIVERIES)
+            .where(
+                DELIVERIES.c.id == bindparam("did"),
+                DELIVERIES.c.claim_token == bindparam("token"),
+            )
+            .values(ask_id=bindparam("aid")),
+            [
+                {"did": o.job.delivery_id, "token": o.job.token, "aid": aid}
+                for o, aid in zip(sent, ask_ids.all(), strict=True)
+            ],
+        )
 
     async def status_counts(self) -> dict[str, int]:
         async with self.sessions() as session:
