@@ -5,13 +5,14 @@ from __future__ import annotations
 from sqlalchemy import update
 
 from bot.services.daily.base import DELIVERIES
+from bot.services.daily.outcomes import DeliveryOutcomesMixin
 from bot.services.daily.queue import REASON_BLOCKED, DeliveryQueueMixin
 from bot.services.daily.subscriptions import SubscriptionsMixin
 from bot.storage.models import DailyDelivery
 from bot.storage.statuses import DeliveryStatus
 
 
-class DailyService(SubscriptionsMixin, DeliveryQueueMixin):
+class DailyService(SubscriptionsMixin, DeliveryQueueMixin, DeliveryOutcomesMixin):
     """Daily questions: subscriptions, and the queue that delivers them exactly once.
 
     Built with the sessions and the bank, and optionally a clock, the grace window and a random
