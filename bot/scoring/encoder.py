@@ -147,7 +147,11 @@ class Encoder:
         model_cache_dir: Path | None = None,
         precision: str = "auto",
         tokens_per_batch: int = 4096,
+        pack_weights: bool | None = None,
     ):
+        """`pack_weights`: bf16 linear layers with weights prepacked for oneDNN
+        (bot/scoring/packed_linear.py); None: wherever the CPU has AMX; True: wherever oneDNN
+        can (to measure it elsewhere)."""
         path = resolve_model_path(model, model_cache_dir)
         if model == BUNDLED or Path(path).exists():
             # A local model must never reach for the Hugging Face hub.
@@ -162,6 +166,7 @@ class Encoder:
             self._model.half()  # fp16 halves memory and doubles throughput on tensor cores
         elif self.precision == "bf16":
             self._linear_weights_to_bf16()
+        self.packed = self.precision == "bf16" and self.device == "cpu" and self._pack(pack_weights)
         self.tokens_per_batch = tokens_per_batch
         dimension = getattr(self._model, "get_embedding_dimension", None) or (
             self._model.get_sentence_embedding_dimension
@@ -173,7 +178,13 @@ class Encoder:
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
         self._lock = Lock()
-        log.info("embedding model %s loaded on %s (%s)", model, self.device, self.precision)
+        log.info(
+            "embedding model %s loaded on %s (%s%s)",
+            model,
+            self.device,
+            self.precision,
+            ", linear layers prepacked" if self.packed else "",
+        )
 
     def _linear_weights_to_bf16(self) -> None:
         """Autocast would cast every weight matrix on every call (a third of a short answer's
@@ -183,6 +194,13 @@ class Encoder:
         for module in self._model.modules():
             if isinstance(module, torch.nn.Linear):
                 module.to(torch.bfloat16)
+
+    def _pack(self, wanted: bool | None) -> bool:
+        from bot.scoring import packed_linear
+
+        if wanted is False or not packed_linear.supported(require_amx=wanted is None):
+            return False
+        return packed_linear.pack_linear_layers(self._model) > 0
 
     @contextmanager
     def _arithmetic(self) -> Iterator[None]:

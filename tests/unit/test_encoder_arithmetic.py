@@ -10,8 +10,10 @@ import pytest
 import torch
 
 from bot.content.loader import QuestionBank
+from bot.scoring import packed_linear
 from bot.scoring.encoder import BUNDLED, Encoder, plan_batches, resolve_precision
 from bot.scoring.grader import Grader, GraderOptions
+from bot.scoring.packed_linear import PackedLinear
 
 TEXTS = [
     "zero_grad clears the gradients stored in .grad",
@@ -71,9 +73,34 @@ def test_bf16_vectors_stay_close_to_fp32(fp32: Encoder) -> None:
     assert bf16.precision == "bf16"
     cosines = np.sum(bf16.encode(TEXTS) * fp32.encode(TEXTS), axis=1)
     assert cosines.min() > 0.999, cosines
-    # Weights are cast once, not on every call: the linear layers hold bf16 already.
-    linear = next(m for m in bf16._model.modules() if isinstance(m, torch.nn.Linear))
-    assert linear.weight.dtype == torch.bfloat16
+    # Weights are cast once, not on every call: the linear layers hold bf16 already (prepacked
+    # where the CPU has AMX).
+    linear = next(m for m in bf16._model.modules() if isinstance(m, torch.nn.Linear | PackedLinear))
+    held = linear.packed if isinstance(linear, PackedLinear) else linear.weight
+    assert held.dtype == torch.bfloat16
+    assert bf16.packed == packed_linear.supported()
+
+
+def test_prepacked_linear_layers_give_the_vectors_of_plain_bf16() -> None:
+    """The prepacked path multiplies with oneDNN's kernels and a weight laid out once; the
+    vectors must be those of the plain bf16 path (autocast), and no nn.Linear may be left."""
+    if not packed_linear.supported(require_amx=False):
+        pytest.skip("oneDNN cannot multiply prepacked bf16 weights on this CPU")
+    plain = Encoder(BUNDLED, "cpu", precision="bf16", pack_weights=False)
+    packed = Encoder(BUNDLED, "cpu", precision="bf16", pack_weights=True)
+    assert packed.packed and not plain.packed
+    assert not any(isinstance(m, torch.nn.Linear) for m in packed._model.modules())
+    layers = [m for m in packed._model.modules() if isinstance(m, PackedLinear)]
+    linear = [m for m in plain._model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(layers) == len(linear) > 6 * 6  # MiniLM: 6 x (q, k, v, out, up, down), pooler
+    cosines = np.sum(packed.encode(TEXTS) * plain.encode(TEXTS), axis=1)
+    np.testing.assert_allclose(cosines, 1.0, atol=1e-5)
+    # Token vectors (the reference grader's alignment) go through the same layers.
+    ours = packed.encode_tokens(TEXTS[:2])
+    theirs = plain.encode_tokens(TEXTS[:2])
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.tokens == b.tokens
+        np.testing.assert_allclose(np.sum(a.vectors * b.vectors, axis=1), 1.0, atol=1e-3)
 
 
 def test_spans_pool_inside_one_pass(fp32: Encoder) -> None:
