@@ -149,7 +149,7 @@ def _reference_texts(question: Question) -> list[str]:
 
 
 def _ramp(value: float, low: float, high: float) -> float:
-    return float(np.clip((value - low) / (high - low), 0.0, 1.0))
+    return float(min(max((value - low) / (high - low), 0.0), 1.0))  # scalars: no np.clip
 
 
 @dataclass(frozen=True)
@@ -407,10 +407,11 @@ class Grader:
         point_sims[wrong_units, :] = -1.0
         points: list[PointResult] = []
         credits: list[float] = []
+        named = {t for k in question.key_points for t in k.terms if mentions(text, t)}
         for index, point in enumerate(question.key_points):
             best_unit = int(np.argmax(point_sims[:, index]))
             sim = float(point_sims[best_unit, index])
-            if opts.terms and any(mentions(text, term) for term in point.terms):
+            if opts.terms and any(term in named for term in point.terms):
                 sim += TERM_BONUS
             credit = _ramp(sim, POINT_FLOOR, POINT_FULL)
             covered = credit >= _ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
@@ -441,7 +442,7 @@ class Grader:
         raw = opts.coverage_weight * coverage + (1 - opts.coverage_weight) * holistic
         raw -= PITFALL_PENALTY * len(pitfalls)
         score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
-        has_terms = any(mentions(text, t) for k in question.key_points for t in k.terms)
+        has_terms = bool(named)
         lexical = overlap(text, set(qv.vocabulary))
         off_topic = (
             opts.off_topic_gate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
@@ -57,6 +58,7 @@ _REPORTED = re.compile(
 _CODE_LITERAL = re.compile(r"(?i:[=(]\s*(?:false|none)\b)|(?<=.)\b(?:False|None)\b")
 
 
+@lru_cache(maxsize=8192)  # pure; asked of every sentence several times per grade
 def detect_language(text: str) -> str:
     """'ru' when Cyrillic letters dominate, else 'en'."""
     cyr = len(_CYRILLIC.findall(text))
@@ -104,6 +106,7 @@ def is_hedged(text: str, limit: int = 16) -> bool:
     return len(words(text)) <= limit and bool(_DONT_KNOW.search(normalize(text)))
 
 
+@lru_cache(maxsize=8192)  # pure; the head's features and the grader's credit both ask it
 def reports_belief(text: str) -> bool:
     """Whether a sentence speaks of a belief as a mistake or as what others think."""
     return bool(_REPORTED.search(text))
@@ -133,6 +136,7 @@ def split_units(text: str, limit: int = 48, clauses: bool = True) -> list[str]:
     return units[:limit]
 
 
+@lru_cache(maxsize=8192)  # pure; asked of each claim once per sentence of every answer
 def polarity(text: str) -> int:
     """+1 for an affirmative statement, -1 for a negated or rejected one."""
     prose = _CODE_LITERAL.sub(" ", text.strip())
@@ -142,23 +146,28 @@ def polarity(text: str) -> int:
 
 def mentions(text: str, term: str) -> bool:
     """Whether an identifier (an API name) appears in the text, case-insensitively."""
+    haystack = text.lower().replace("`", "")
+    # Each pattern needs its word as a plain substring first: most terms are not in the text.
+    return any(word in haystack and p.search(haystack) for word, p in _term_patterns(term))
+
+
+@lru_cache(maxsize=4096)  # the bank has about 400 terms; compiled once, not per grade
+def _term_patterns(term: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(the word a match contains, its pattern) for each way the term can be named."""
     core = term.strip().strip("`").rstrip("()").lower()
     if not core:
-        return False
-    haystack = text.lower().replace("`", "")
-    pattern = r"(?<![\w])" + re.escape(core) + r"(?![\w])"
-    if re.search(pattern, haystack):
-        return True
+        return ()
+    whole = (core, re.compile(r"(?<![\w])" + re.escape(core) + r"(?![\w])"))
     # "optimizer.zero_grad()" is also signalled by "opt.zero_grad" or "zero_grad()": the last
     # dotted part counts when it still looks like code (an underscore, a call, or a dot before),
     # so "self.training" is not matched by the plain word "training".
     tail = core.rsplit(".", 1)[-1]
     if tail == core or len(tail) < 4:
-        return False
+        return (whole,)
     word = re.escape(tail)
     if "_" in tail:
-        return re.search(r"(?<![\w])" + word + r"(?![\w])", haystack) is not None
-    return re.search(r"\." + word + r"(?![\w])|(?<![\w])" + word + r"\(", haystack) is not None
+        return whole, (tail, re.compile(r"(?<![\w])" + word + r"(?![\w])"))
+    return whole, (tail, re.compile(r"\." + word + r"(?![\w])|(?<![\w])" + word + r"\("))
 
 
 _STEM_WORD = re.compile(r"[a-zа-яё_]{4,}", re.IGNORECASE)
