@@ -2,8 +2,9 @@
 
 Prints single-answer latency (p50/p95), throughput at 1, 8 and 64 concurrent answers (or the
 levels of `--concurrency`), micro-batched against one-at-a-time at the widest level (the ratio),
-how long the event loop stalls meanwhile, start-up time to the first graded answer (cold, then
-with the on-disk vector cache) and peak memory; `--json` also writes them to a file.
+how long the event loop stalls meanwhile, what grading costs besides the model (the ceiling of
+one grading process, however fast the device), start-up time to the first graded answer (cold,
+then with the on-disk vector cache) and peak memory; `--json` also writes them to a file.
 """
 
 from __future__ import annotations
@@ -157,6 +158,14 @@ async def _bench(
             f"worst delay {stall:.1f} ms"
         )
         figures["loop_stall_ms"] = stall
+        cpu_s = min([await batched.seconds_without_model(sample) for _ in range(3)])
+        print(
+            f"grading without the model (vectors computed first): {1000 * cpu_s / len(sample):.2f}"
+            f" ms an answer, {len(sample) / cpu_s:.0f} answers/s: the ceiling of one grading "
+            "process on any device"
+        )
+        figures |= {"without_model_ms": 1000 * cpu_s / len(sample)}
+        figures["without_model_per_s"] = len(sample) / cpu_s
         print(
             f"batch sizes seen: max {max(batched.batches)}, "
             f"mean {statistics.mean(batched.batches):.1f}"

@@ -10,6 +10,8 @@ The grade combines three signals (see README, "How grading works"):
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -152,6 +154,9 @@ def _ramp(value: float, low: float, high: float) -> float:
     return float(min(max((value - low) / (high - low), 0.0), 1.0))  # scalars: no np.clip
 
 
+_Prepared = tuple[Question, str, str, list[str]]  # question, normalised text, language, units
+
+
 @dataclass(frozen=True)
 class _QuestionVectors:
     points: np.ndarray  # (2, k, d): languages x key points
@@ -263,12 +268,28 @@ class Grader:
 
     def grade_many(self, jobs: list[tuple[Question, str, str | None]]) -> list[GradeResult]:
         """Grade several answers; all their sentences go through the model in one pass."""
+        prepared = self._prepare(jobs)
+        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        return self._finish(prepared, vectors)
+
+    def seconds_without_model(self, jobs: Sequence[tuple[Question, str, str | None]]) -> float:
+        """What grading `jobs` costs besides the model (splitting, similarities, pitfalls,
+        caps): their vectors are computed first, untimed. For `bench`: the most answers a second
+        one grading process can give, however fast the device."""
+        vectors = self._unit_vectors([(t, u) for _, t, _, u in self._prepare(jobs)])
+        started = time.perf_counter()
+        self._finish(self._prepare(jobs), vectors)
+        return time.perf_counter() - started
+
+    def _prepare(self, jobs: Sequence[tuple[Question, str, str | None]]) -> list[_Prepared]:
         prepared = []
         for question, answer, lang in jobs:
             text = normalize(answer)
             units = [] if is_dont_know(text) or not words(text) else self._units(text)
             prepared.append((question, text, lang or detect_language(text), units))
-        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        return prepared
+
+    def _finish(self, prepared: list[_Prepared], vectors: list[np.ndarray]) -> list[GradeResult]:
         results = []
         for (question, text, language, units), unit_vectors in zip(prepared, vectors, strict=True):
             if not units:

@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -349,6 +350,14 @@ class ScoringService:
         """Until the bank's background warm-up (if any) has finished and been stored."""
         if self._finishing is not None:
             await asyncio.shield(self._finishing)
+
+    def _seconds_without_model(self, jobs: Sequence[Job]) -> float:
+        return self.grader().seconds_without_model(jobs)
+
+    async def seconds_without_model(self, jobs: Sequence[Job]) -> float:
+        """Grading `jobs` where the model runs, less the model's own time (`bench`)."""
+        result: float = await self._run("_seconds_without_model", jobs)
+        return result
 
     def _peak_rss_mib(self) -> float:
         return peak_rss_mib()

@@ -190,3 +190,30 @@ def test_a_sentence_reporting_a_belief_is_not_quoted_as_a_covered_point(
     assert result.covered  # the rest of the answer still counts
     assert not any(p.evidence and p.evidence.rstrip(".") == reported for p in result.points)
     assert not result.pitfalls and not result.checks
+
+
+def test_the_cost_without_the_model_times_no_model_work(
+    grader: Grader, bank: QuestionBank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench`'s "grading without the model": the answers' vectors are computed once, before
+    the clock starts, and the grading it times gives what grade_many gives."""
+    question = bank.questions["zero-grad"]
+    jobs = [
+        (question, "zero_grad clears .grad; without it gradients accumulate across steps.", "en"),
+        (question, "Градиенты копятся в .grad, поэтому их обнуляют перед backward.", "ru"),
+        (question, "no idea", "en"),
+    ]
+    encoded: list[int] = []
+    encode = grader.encoder.encode
+    monkeypatch.setattr(
+        grader.encoder, "encode", lambda texts, *a, **k: encoded.append(len(texts)) or encode(texts)
+    )
+    finished: list[list[float]] = []
+    finish = grader._finish
+    monkeypatch.setattr(
+        grader, "_finish", lambda p, v: finished.append([r.score for r in finish(p, v)]) or []
+    )
+    assert grader.seconds_without_model(jobs) > 0
+    assert len(encoded) == 1  # one model call, for both answers with sentences
+    monkeypatch.undo()
+    assert finished == [[r.score for r in grader.grade_many(jobs)]]

@@ -136,6 +136,10 @@ def test_markers_are_prefixes_and_phrases_need_every_word(bank: QuestionBank) ->
     assert has_marker("it turns autograd off", pitfall)  # a phrase: its words in any order
     assert not has_marker("it turns dropout into inference mode", pitfall)
     assert has_marker("eval() отключает градиенты", pitfall)  # either language
+    # A prefix of a word, never its middle ("predisabled"); "re-disabling" holds the word.
+    assert has_marker("re-disabling it", pitfall)
+    assert not has_marker("predisabled flags, turnover", pitfall)
+    assert has_marker("Turn it on, then OFF", pitfall)  # any case
     assert has_marker("no markers, no gate", pitfall.model_copy(update={"markers": None}))
     every = [p for q in bank for p in q.pitfalls]
     assert all(p.markers is not None for p in every), "every bank pitfall has markers"
