@@ -8,6 +8,8 @@
 #   benchmarks/gpu.sh                                   # uses .venv (made by scripts/setup)
 #   PYTHON=python3 benchmarks/gpu.sh                    # an environment with CUDA PyTorch already
 #   TORCH_INDEX_URL=<PyTorch CUDA wheel index> benchmarks/gpu.sh   # first set-up with CUDA torch
+# On a machine that reaches no package registry (the device tool's GPU machines), carry what
+# benchmarks/gpu_kit.sh packs into .gpu/ (its header says how); benchmarks/gpu_env.sh installs it.
 # EMBEDDING_MODEL picks the model (default: the project's default); OUT keeps the raw files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,12 +18,14 @@ if [ ! -x "$PYTHON" ] && ! command -v "$PYTHON" > /dev/null; then
   scripts/setup --no-warm  # TORCH_SPEC / TORCH_INDEX_URL choose the CUDA build
   PYTHON=.venv/bin/python
 fi
+source benchmarks/gpu_env.sh
 "$PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else
   f"no CUDA device visible to torch {torch.__version__}")'
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
-export EMBEDDING_CACHE_DIR="$out/cache"  # the CPU and GPU vectors are keyed apart anyway
+# The CPU and GPU vectors are keyed apart anyway; outside $out, which holds only the figures.
+export EMBEDDING_CACHE_DIR=${EMBEDDING_CACHE_DIR:-$(mktemp -d)}
 
 GRADER_MAX_BATCH=1024 EMBEDDING_DEVICE=cuda "$PYTHON" -m bot bench \
   --answers 4096 --concurrency 1,64,1024 --json "$out/bench-cuda.json" 2>&1 \
