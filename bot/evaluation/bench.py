@@ -164,8 +164,10 @@ async def _bench(
             f" ms an answer, {len(sample) / cpu_s:.0f} answers/s: the ceiling of one grading "
             "process on any device"
         )
-        figures |= {"without_model_ms": 1000 * cpu_s / len(sample)}
-        figures["without_model_per_s"] = len(sample) / cpu_s
+        figures |= {
+            "without_model_ms": 1000 * cpu_s / len(sample),
+            "without_model_per_s": len(sample) / cpu_s,
+        }
         print(
             f"batch sizes seen: max {max(batched.batches)}, "
             f"mean {statistics.mean(batched.batches):.1f}"

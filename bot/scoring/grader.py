@@ -25,7 +25,7 @@ from bot.scoring.text import (
     detect_language,
     is_dont_know,
     is_hedged,
-    mentions,
+    named_terms,
     normalize,
     overlap,
     reports_belief,
@@ -428,7 +428,7 @@ class Grader:
         point_sims[wrong_units, :] = -1.0
         points: list[PointResult] = []
         credits: list[float] = []
-        named = {t for k in question.key_points for t in k.terms if mentions(text, t)}
+        named = named_terms(text, {t for k in question.key_points for t in k.terms})
         for index, point in enumerate(question.key_points):
             best_unit = int(np.argmax(point_sims[:, index]))
             sim = float(point_sims[best_unit, index])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
@@ -146,9 +147,19 @@ def polarity(text: str) -> int:
 
 def mentions(text: str, term: str) -> bool:
     """Whether an identifier (an API name) appears in the text, case-insensitively."""
+    return bool(named_terms(text, [term]))
+
+
+def named_terms(text: str, terms: Iterable[str]) -> set[str]:
+    """The identifiers among `terms` that the text mentions (see `mentions`), the text
+    lower-cased once for all of them."""
     haystack = text.lower().replace("`", "")
     # Each pattern needs its word as a plain substring first: most terms are not in the text.
-    return any(word in haystack and p.search(haystack) for word, p in _term_patterns(term))
+    return {
+        term
+        for term in terms
+        if any(word in haystack and p.search(haystack) for word, p in _term_patterns(term))
+    }
 
 
 @lru_cache(maxsize=4096)  # the bank has about 400 terms; compiled once, not per grade
