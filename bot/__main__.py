@@ -88,9 +88,23 @@ def _parser() -> argparse.ArgumentParser:
         "--variants", help="only these ablation rows, comma-separated (e.g. -head,-polarity)"
     )
     evaluate.add_argument("--json", type=Path, help="also write the figures to this file")
-    train = sub.add_parser("train", help="fit the pitfall head of a model on content/eval")
-    train.add_argument("what", choices=("pitfalls",))
+    train = sub.add_parser(
+        "train",
+        help="train the stance model (content/stance), or fit a model's pitfall head "
+        "(content/eval, content/heldout)",
+    )
+    train.add_argument("what", choices=("stance", "pitfalls"))
     train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
+    # Only `train stance`'s (the defaults live in bot/scoring/stance: TrainOptions, StanceConfig).
+    train.add_argument("--holdout", type=float, default=0.0, help="share of pitfalls held out")
+    train.add_argument("--steps", type=int, help="stop after this many steps (to time a run)")
+    train.add_argument("--epochs", type=float, help="passes over the training pairs")
+    train.add_argument("--layers", type=int, help="the base model's first layers to keep")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--out", type=Path, help="artefact folder (default: the bot's own)")
+    train.add_argument("--stance-dir", type=Path, help="stance examples (default: content/stance)")
+    train.add_argument("--card", type=Path, help="model card to write (docs/stance-model.md)")
+    train.add_argument("--log", type=Path, help="also log progress to this file")
     bench = sub.add_parser("bench", help="grading latency, throughput, start-up and memory")
     bench.add_argument("--answers", type=int, default=192, help="answers per throughput run")
     bench.add_argument(
@@ -149,7 +163,17 @@ def _questions(bank: QuestionBank, level: str | None, as_json: bool) -> int:
     return 0
 
 
-def _content_check(bank: QuestionBank) -> int:
+def _content_check(bank: QuestionBank, stance_dir: Path | None = None) -> int:
+    """The bank's coverage table and warnings; fails (1) when the stance examples do not
+    cover every pitfall (bot/content/stance.py)."""
+    from bot.content.stance import (
+        DEFAULT_STANCE_DIR,
+        StanceError,
+        example_count,
+        load_stance,
+        stance_problems,
+    )
+
     levels = Counter(q.level.value for q in bank)
     topics: dict[str, Counter[str]] = {}
     for q in bank:
@@ -178,7 +202,20 @@ def _content_check(bank: QuestionBank) -> int:
     print("\nwarnings:" if warnings else "\nno warnings")
     for w in warnings:
         print(f"  - {w}")
-    return 0
+    try:
+        stance = load_stance(stance_dir or DEFAULT_STANCE_DIR)
+    except StanceError as exc:
+        print(f"\nstance examples: {exc}")
+        return 1
+    problems = stance_problems(bank, stance)
+    counts = example_count(stance.values())
+    print(
+        f"\nstance examples: {len(stance)} questions, "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+    )
+    for problem in problems:
+        print(f"  - {problem}")
+    return 1 if problems else 0
 
 
 def _grade_line(bank: QuestionBank, row: object, number: int) -> tuple[str, ...] | str:
@@ -312,6 +349,12 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         return _warm(settings, bank)
     if args.command == "grade":
         return _grade(settings, bank, args)
+    if args.command == "train" and args.what == "stance":
+        from bot.evaluation.stance_training import run_train_stance
+
+        if args.model:
+            settings = settings.model_copy(update={"embedding_model": args.model})
+        return run_train_stance(settings, bank, args)
     if args.command == "train":
         from bot.evaluation.pitfall_training import run_train
 

@@ -21,12 +21,14 @@ from bot.scoring.service import ScoringService
 FULL = GraderOptions()
 # Each row switches one part off (or keeps one signal alone), to show what it adds.
 BANK_ABLATION: dict[str, GraderOptions] = {
-    "-head": replace(FULL, head=False),  # the fixed pitfall rule instead of the fitted head
+    "-stance": replace(FULL, stance=False),  # the fitted head instead of the stance model
+    "-head": replace(FULL, head=False, stance=False),  # the fixed pitfall rule
     "-terms": replace(FULL, terms=False),
     "-lang-calib": replace(FULL, calibration=False),
     "-polarity": replace(FULL, polarity=False),
     "-clauses": replace(FULL, clauses=False),
     "-offtopic": replace(FULL, off_topic_gate=False),
+    "-neighbour": replace(FULL, neighbour=False),  # no "reads like an answer to another question"
     "-generic": replace(FULL, generic_cap=False),
     "-admits-cap": replace(FULL, admits_cap=False),
     "-whole-answer-pass": replace(FULL, encode_whole=False),
@@ -79,7 +81,8 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         started = time.perf_counter()
         results["grader"] = evaluate(dataset, lambda s: grade_with(grader, reference, bank, s))
         took = time.perf_counter() - started
-        if grader.head is not None and any(s.pitfall for s in dataset.samples):
+        hints = grader.head is not None or grader.stance is not None
+        if hints and any(s.pitfall for s in dataset.samples):
             results["+checks"] = evaluate(
                 dataset, lambda s: grade_with(grader, reference, bank, s, checks=True)
             )
@@ -89,7 +92,16 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
             wanted = set(args.variants.split(",")) if args.variants else None
             if any(s.question_id for s in dataset.samples):
                 variants = [
-                    (name, Grader(encoder, list(bank), options), reference)
+                    (
+                        name,
+                        Grader(
+                            encoder,
+                            list(bank),
+                            options,
+                            grader.stance if options.stance else None,
+                        ),
+                        reference,
+                    )
                     for name, options in BANK_ABLATION.items()
                     if wanted is None or name in wanted
                 ]

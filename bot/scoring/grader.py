@@ -19,7 +19,16 @@ import numpy as np
 from bot.content.schema import Question
 from bot.scoring.encoder import Encoder
 from bot.scoring.pitfall_head import PitfallHead, load_head
-from bot.scoring.pitfalls import PitfallHit, by_head, by_rule, distinct_stems, unit_features
+from bot.scoring.pitfalls import (
+    PitfallHit,
+    by_head,
+    by_rule,
+    candidate_count,
+    distinct_stems,
+    unit_features,
+)
+from bot.scoring.relevance import ANOTHER_QUESTION_CAP, BankProfile, Neighbour
+from bot.scoring.stance.judge import PairModel, read_all, shortlist, verdicts
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
@@ -75,6 +84,11 @@ class GraderOptions:
     # The fitted pitfall head of the model (bot/scoring/heads/), where one exists; off: the fixed
     # rule (threshold, polarity, closer-to-correction).
     head: bool = True
+    # The stance model (bot/scoring/stance/), where one was trained on this embedding model:
+    # it decides which misconceptions are stated instead of the head.
+    stance: bool = True
+    # Tell an answer to another bank question (Neighbour.answered) and cap it.
+    neighbour: bool = True
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,8 @@ class GradeResult:
     checks: list[PitfallHit] = field(default_factory=list)
     similarity: float = 0.0
     relevance: float = 0.0
+    # The bank question this answer reads like an answer to, instead of its own.
+    answers_question: str | None = None
 
     @property
     def covered(self) -> list[str]:
@@ -119,6 +135,7 @@ class GradeResult:
             "language": self.language,
             "similarity": round(self.similarity, 3),
             "relevance": round(self.relevance, 3),
+            "answers_question": self.answers_question,
             "evidence": {p.id: p.evidence for p in self.points if p.covered},
         }
 
@@ -168,6 +185,25 @@ class _QuestionVectors:
     pitfall_stems: tuple[tuple[frozenset[str], frozenset[str]], ...]
 
 
+@dataclass
+class _Analysis:
+    """One answer between the model pass and its grade: units, their vectors and similarities,
+    and (with a stance model) its pitfall verdicts."""
+
+    question: Question
+    text: str
+    language: str
+    units: list[str]
+    vectors: np.ndarray
+    unit_langs: np.ndarray
+    point_sims: np.ndarray  # (units, key points)
+    claim_sims: np.ndarray  # (units, pitfalls)
+    fix_sims: np.ndarray  # (units, pitfalls)
+    sentences: list[str] = field(default_factory=list)
+    sentence_claim_sims: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    stance: tuple[list[PitfallHit], list[PitfallHit]] | None = None
+
+
 class Grader:
     """Stateless apart from cached bank vectors; call from one worker thread.
 
@@ -182,13 +218,18 @@ class Grader:
         encoder: Encoder,
         calibration: list[Question] | None = None,
         options: GraderOptions | None = None,
+        stance: PairModel | None = None,
     ):
+        """`stance`: the stance model that decides which misconceptions an answer states; None:
+        the model's pitfall head (or the fixed rule) does."""
         self.encoder = encoder
         self.options = options or GraderOptions()
         self._vectors: dict[str, _QuestionVectors] = {}
         self._calibration = calibration or []
         self._baseline: np.ndarray | None = None  # (unit language, reference language)
+        self._profile: BankProfile | None = None
         self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
+        self.stance = stance
 
     def baseline(self) -> np.ndarray:
         if self._baseline is None:
@@ -249,6 +290,22 @@ class Grader:
             self._vectors[question.id] = cached
         return cached
 
+    def _bank_profile(self) -> BankProfile:
+        if self._profile is None:
+            self._profile = BankProfile.build(self._calibration, self.vectors)
+        return self._profile
+
+    def neighbour(
+        self, question: Question, vectors: np.ndarray, langs: np.ndarray
+    ) -> Neighbour | None:
+        """How the answer (its units' vectors, the whole answer last) compares with every bank
+        question (bot/scoring/relevance.py)."""
+        profile = self._bank_profile()
+        if question.id not in profile.ids or profile.count < 2:
+            return None
+        sims = self._calibrate(vectors @ profile.vectors.T, langs, profile.langs)
+        return profile.compare(question.id, sims, (POINT_FLOOR, POINT_FULL))
+
     def warm(self, questions: list[Question], progress: bool = False) -> None:
         """Encode every question's reference texts now, in one call so that they batch by length;
         `progress`: a bar on stderr, counting texts."""
@@ -290,13 +347,50 @@ class Grader:
         return prepared
 
     def _finish(self, prepared: list[_Prepared], vectors: list[np.ndarray]) -> list[GradeResult]:
-        results = []
-        for (question, text, language, units), unit_vectors in zip(prepared, vectors, strict=True):
-            if not units:
-                results.append(self._no_answer(question, language))
-                continue
-            results.append(self._grade_units(question, text, language, units, unit_vectors))
-        return results
+        analyses = [
+            self._analyse(question, text, language, units, unit_vectors) if units else None
+            for (question, text, language, units), unit_vectors in zip(
+                prepared, vectors, strict=True
+            )
+        ]
+        if self.stance is not None:
+            self._read_stance(self.stance, [a for a in analyses if a is not None])
+        return [
+            self._grade_units(analysis)
+            if analysis is not None
+            else self._no_answer(question, language)
+            for analysis, (question, _, language, _) in zip(analyses, prepared, strict=True)
+        ]
+
+    def _analyse(
+        self, question: Question, text: str, language: str, units: list[str], vectors: np.ndarray
+    ) -> _Analysis:
+        qv = self.vectors(question)
+        unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
+        point_sims, claim_sims, fix_sims = self._reference_sims(vectors, unit_langs, qv)
+        return _Analysis(
+            question, text, language, units, vectors, unit_langs, point_sims, claim_sims, fix_sims
+        )
+
+    def _read_stance(self, model: PairModel, analyses: list[_Analysis]) -> None:
+        """The stance model reads every answer's shortlisted (claim, sentence) pairs in one
+        call; each analysis gets its said and worth-checking hits."""
+        rows = []
+        for a in analyses:
+            # Sentences only (not clauses, not the whole of a multi-sentence answer).
+            sentences = set(split_units(a.text, clauses=False)) if self.options.clauses else None
+            index = [
+                i
+                for i, u in enumerate(a.units[: candidate_count(a.units)])
+                if sentences is None or u in sentences
+            ]
+            a.sentences = [a.units[i] for i in index]
+            a.sentence_claim_sims = a.claim_sims[index] if index else a.claim_sims[:0]
+            rows.append((a.sentences, shortlist(a.question, a.sentences, a.sentence_claim_sims)))
+        for a, (_, candidates), asserts in zip(analyses, rows, read_all(model, rows), strict=True):
+            a.stance = verdicts(
+                model, a.question, a.sentences, candidates, asserts, a.sentence_claim_sims
+            )
 
     def _unit_vectors(self, answers: list[tuple[str, list[str]]]) -> list[np.ndarray]:
         """Each answer's unit vectors, (units, d), by the configured method:
@@ -397,19 +491,24 @@ class Grader:
             points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
         )
 
-    def _grade_units(
-        self,
-        question: Question,
-        text: str,
-        language: str,
-        units: list[str],
-        unit_vectors: np.ndarray,
-    ) -> GradeResult:
+    def _grade_units(self, analysis: _Analysis) -> GradeResult:
         opts = self.options
+        question, text, language, units = (
+            analysis.question,
+            analysis.text,
+            analysis.language,
+            analysis.units,
+        )
+        unit_vectors, unit_langs = analysis.vectors, analysis.unit_langs
+        point_sims, claim_sims, fix_sims = (
+            analysis.point_sims,
+            analysis.claim_sims,
+            analysis.fix_sims,
+        )
         qv = self.vectors(question)
-        unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
-        point_sims, claim_sims, fix_sims = self._reference_sims(unit_vectors, unit_langs, qv)
-        if self.head is not None:
+        if analysis.stance is not None:
+            pitfalls, checks = analysis.stance
+        elif self.head is not None:
             matrix = unit_features(
                 question, units, qv.pitfall_stems, claim_sims, fix_sims, point_sims
             )
@@ -486,13 +585,21 @@ class Grader:
             score = min(score, OFF_TOPIC_CAP)
             points = [PointResult(p.id, False, 0.0, None) for p in points]
             pitfalls, checks = [], []
+        other = None
+        if opts.neighbour and not off_topic:
+            neighbour = self.neighbour(question, unit_vectors, unit_langs)
+            other = neighbour.answered() if neighbour is not None else None
+        if other is not None:
+            # Its misconceptions would be judged against the wrong question's claims.
+            score = min(score, ANOTHER_QUESTION_CAP)
+            pitfalls, checks = [], []
         return GradeResult(
             question_id=question.id,
             language=language,
             score=score,
             verdict=(
                 "off-topic"
-                if off_topic
+                if off_topic or other is not None
                 else "weak"
                 if pitfalls and score == 0  # it said something, and it was wrong
                 else verdict_for(score)
@@ -502,4 +609,5 @@ class Grader:
             checks=checks,
             similarity=similarity,
             relevance=relevance,
+            answers_question=other,
         )

@@ -27,6 +27,8 @@ class PitfallHit:
     id: str
     similarity: float
     evidence: str
+    # The stance model's P(asserts) for the evidence; None where the pitfall head decided.
+    probability: float | None = None
 
 
 def distinct_stems(question: Question) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:

@@ -39,6 +39,7 @@ from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.remote_encoder import RemoteEncoder
+from bot.scoring.stance.model import load_stance_model
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 log = logging.getLogger(__name__)
@@ -227,6 +228,7 @@ class ScoringService:
             if self._embeddings_url:
                 encoder = RemoteEncoder(self._embeddings_url, self._model)
                 path = None  # the server computes the bank in one pass at start
+                stance_device = resolve_device(self._device)
             else:
                 encoder = Encoder(
                     self._model,
@@ -235,13 +237,21 @@ class ScoringService:
                     precision=self._precision,
                 )
                 path = self.cache_path(encoder.device)
+                stance_device = encoder.device
             cold = False
             if path is not None:
                 stored = load_vectors(path)
                 encoder.remember(stored)
                 cold = not stored
             cached = len(encoder.remembered())
-            grader = Grader(encoder, list(self.bank), self._options)
+            stance = (
+                load_stance_model(
+                    self._model, model_cache_dir=self._model_cache_dir, device=stance_device
+                )
+                if self._options is None or self._options.stance
+                else None
+            )
+            grader = Grader(encoder, list(self.bank), self._options, stance)
             if warm and cold and self._background_warm:
                 # Every grade needs the calibration (all key points, about a quarter of the
                 # bank); the rest follows a question at a time (`_warm_step`).

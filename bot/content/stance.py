@@ -1,0 +1,112 @@
+"""Stance examples (content/stance/<question>.yaml): training data for the stance model.
+
+For every pitfall of the bank, sentences in Russian and English that assert it, that reject it,
+and that mention its subject without taking a side. They are written for training only, by
+writers who saw the bank and no labelled answer set (content/stance/README.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import LANGUAGES, Strict
+
+DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
+LABELS = ("asserts", "rejects", "neither")
+# The fewest examples of each label, per pitfall and language, that `content check` accepts.
+MINIMUM = {"asserts": 4, "rejects": 4, "neither": 2}
+
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+class StanceError(Exception):
+    """A stance file cannot be read; the message names the file and the problem."""
+
+
+class Examples(Strict):
+    ru: tuple[str, ...] = Field(default=())
+    en: tuple[str, ...] = Field(default=())
+
+    def get(self, lang: str) -> tuple[str, ...]:
+        return self.ru if lang == "ru" else self.en
+
+
+class PitfallStance(Strict):
+    id: str
+    asserts: Examples
+    rejects: Examples
+    neither: Examples
+
+    def examples(self, label: str) -> Examples:
+        return {"asserts": self.asserts, "rejects": self.rejects, "neither": self.neither}[label]
+
+
+class StanceFile(Strict):
+    question: str
+    pitfalls: tuple[PitfallStance, ...]
+
+
+def load_stance(directory: Path = DEFAULT_STANCE_DIR) -> dict[str, StanceFile]:
+    """Every stance file of the folder, by question id."""
+    result: dict[str, StanceFile] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text("utf-8"))
+            stance = StanceFile.model_validate(data)
+        except (yaml.YAMLError, ValidationError) as exc:
+            raise StanceError(f"{path.name}: {exc}") from exc
+        if stance.question != path.stem:
+            raise StanceError(f"{path.name}: question {stance.question!r} must match the name")
+        result[stance.question] = stance
+    return result
+
+
+def _plain(text: str) -> str:
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+def stance_problems(bank: QuestionBank, stance: dict[str, StanceFile]) -> list[str]:
+    """What keeps the stance data from covering the bank: a pitfall without its minimum of
+    examples per label and language, an id the bank does not have, an assertion that copies its
+    claim word for word (the model would learn the claim, not the stance)."""
+    problems: list[str] = []
+    for question_id in sorted(set(stance) - set(bank.questions)):
+        problems.append(f"stance/{question_id}.yaml: no such question in the bank")
+    for question in bank:
+        written = {p.id: p for p in stance[question.id].pitfalls} if question.id in stance else {}
+        for unknown in sorted(set(written) - {p.id for p in question.pitfalls}):
+            problems.append(f"stance/{question.id}.yaml: no pitfall {unknown} in the question")
+        for pitfall in question.pitfalls:
+            where = f"{question.id}/{pitfall.id}"
+            examples = written.get(pitfall.id)
+            if examples is None:
+                problems.append(f"{where}: no stance examples")
+                continue
+            for label in LABELS:
+                for lang in LANGUAGES:
+                    count = len(examples.examples(label).get(lang))
+                    if count < MINIMUM[label]:
+                        problems.append(
+                            f"{where}: {count} {label} examples in {lang}, {MINIMUM[label]} needed"
+                        )
+            for lang in LANGUAGES:
+                claim = _plain(pitfall.claim.get(lang))
+                copies = [e for e in examples.asserts.get(lang) if claim in _plain(e)]
+                problems.extend(f"{where}: an assertion copies the claim: {e!r}" for e in copies)
+    return problems
+
+
+def example_count(stance: Iterable[StanceFile]) -> dict[str, int]:
+    counts = dict.fromkeys(LABELS, 0)
+    for file in stance:
+        for pitfall in file.pitfalls:
+            for label in LABELS:
+                examples = pitfall.examples(label)
+                counts[label] += len(examples.ru) + len(examples.en)
+    return counts

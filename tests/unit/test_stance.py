@@ -1,0 +1,317 @@
+"""The stance model's data, training pipeline, artefact and its use by the grader."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.content.loader import QuestionBank
+from bot.content.stance import (
+    MINIMUM,
+    Examples,
+    PitfallStance,
+    StanceFile,
+    load_stance,
+    stance_problems,
+)
+from bot.scoring.grader import Grader
+from bot.scoring.stance.judge import Candidates, shortlist, verdicts
+from bot.scoring.stance.model import (
+    ADAPTER_FILE,
+    StanceConfig,
+    StanceModel,
+    StanceModelError,
+    load_stance_model,
+)
+from bot.scoring.stance.pairs import ASSERTS, NEITHER, REJECTS, build_pairs, holdout_split
+from bot.scoring.stance.training import TrainOptions, classification, train
+
+
+def test_every_pitfall_of_the_bank_has_its_stance_examples(bank: QuestionBank) -> None:
+    assert stance_problems(bank, load_stance()) == []
+
+
+def _examples(count: int, text: str) -> Examples:
+    return Examples(
+        ru=tuple(f"{text} {i} ru" for i in range(count)),
+        en=tuple(f"{text} {i}" for i in range(count)),
+    )
+
+
+def test_content_check_names_what_is_missing_short_or_copied(bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    first, second = question.pitfalls
+    copied = PitfallStance(
+        id=first.id,
+        asserts=Examples(
+            ru=tuple(f"утверждение {i}" for i in range(MINIMUM["asserts"])),
+            en=(
+                f"Honestly, {first.claim.en.lower()} Always.",
+                *tuple(f"assertion {i}" for i in range(MINIMUM["asserts"] - 1)),
+            ),
+        ),
+        rejects=_examples(MINIMUM["rejects"] - 1, "rejection"),
+        neither=_examples(MINIMUM["neither"], "neutral"),
+    )
+    unknown = PitfallStance(
+        id="no-such-pitfall",
+        asserts=_examples(4, "a"),
+        rejects=_examples(4, "r"),
+        neither=_examples(2, "n"),
+    )
+    stance = {question.id: StanceFile(question=question.id, pitfalls=(copied, unknown))}
+    problems = [
+        p for p in stance_problems(bank, stance) if p.startswith(("train-vs-eval", "stance/train"))
+    ]
+    assert f"train-vs-eval/{first.id}: 3 rejects examples in ru, 4 needed" in problems
+    assert f"train-vs-eval/{first.id}: 3 rejects examples in en, 4 needed" in problems
+    assert any(
+        p.startswith(f"train-vs-eval/{first.id}: an assertion copies the claim") for p in problems
+    )
+    assert f"train-vs-eval/{second.id}: no stance examples" in problems
+    assert "stance/train-vs-eval.yaml: no pitfall no-such-pitfall in the question" in problems
+    # Every other question has no examples at all in this stance set.
+    assert any(
+        p.startswith("zero-grad/") and p.endswith("no stance examples")
+        for p in stance_problems(bank, stance)
+    )
+
+
+def test_the_cli_content_check_fails_on_missing_stance_examples(
+    bank: QuestionBank, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.__main__ import _content_check
+
+    assert _content_check(bank) == 0
+    assert _content_check(bank, tmp_path) == 1  # an empty stance folder
+    assert "no stance examples" in capsys.readouterr().out
+
+
+def test_held_out_pitfalls_never_reach_training(bank: QuestionBank) -> None:
+    stance = load_stance()
+    keys = [f"{q.id}/{p.id}" for q in bank for p in q.pitfalls]
+    kept, held = holdout_split(keys, 0.2, seed=3)
+    assert len(held) == round(len(keys) * 0.2) and not set(kept) & set(held)
+    training = build_pairs(bank, stance, kept, seed=3)
+    held_sentences = {
+        text
+        for f in stance.values()
+        for p in f.pitfalls
+        if f"{f.question}/{p.id}" in held
+        for label in ("asserts", "rejects", "neither")
+        for lang in ("ru", "en")
+        for text in p.examples(label).get(lang)
+    }
+    assert {pair.pitfall for pair in training} == set(kept)
+    assert not {pair.text for pair in training} & held_sentences
+
+
+def test_pairs_carry_written_labels_corrections_key_points_and_hard_negatives(
+    bank: QuestionBank,
+) -> None:
+    stance = load_stance()
+    question = bank.questions["train-vs-eval"]
+    pitfall = question.pitfall("eval-disables-grad")
+    keys = [f"train-vs-eval/{p.id}" for p in question.pitfalls] + [
+        "zero-grad/zero-grad-resets-weights"
+    ]
+    pairs = [
+        p
+        for p in build_pairs(bank, stance, keys)
+        if p.pitfall == "train-vs-eval/eval-disables-grad"
+    ]
+    en = [p for p in pairs if p.lang == "en"]
+    assert {p.claim for p in en} == {pitfall.claim.en}
+    written = stance["train-vs-eval"].pitfalls[0]
+    assert {p.text for p in en if p.label == ASSERTS} == set(written.asserts.en)
+    assert (pitfall.correction.en, REJECTS) in {(p.text, p.label) for p in en}
+    assert {k.en for k in question.key_points} <= {p.text for p in en if p.label == NEITHER}
+    # Hard negatives: another pitfall's assertions, labelled neither for this claim.
+    others = {
+        t
+        for f in stance.values()
+        for p in f.pitfalls
+        if p.id != "eval-disables-grad"
+        for t in p.asserts.en
+    }
+    negatives = [p for p in en if p.source == "other-pitfall"]
+    assert negatives and all(p.label == NEITHER and p.text in others for p in negatives)
+
+
+@pytest.fixture(scope="module")
+def tiny_artefact(bank: QuestionBank, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A few training steps on two pitfalls, one layer of the small model: the real pipeline
+    end to end, on tiny data."""
+    out = tmp_path_factory.mktemp("stance")
+    pairs = build_pairs(
+        bank,
+        load_stance(),
+        ["train-vs-eval/eval-disables-grad", "zero-grad/zero-grad-resets-weights"],
+    )
+    config = StanceConfig(base="bundled", layers=1, lora_rank=2, lora_alpha=4)
+    predict, report = train(
+        pairs[:48], config, TrainOptions(epochs=1, batch_size=8, max_steps=3), out, progress=False
+    )
+    assert report.steps == 3 and np.isfinite(report.final_loss)
+    probabilities = predict([(pairs[0].claim, pairs[0].text)])
+    assert probabilities.shape == (1, 3) and abs(float(probabilities.sum()) - 1) < 1e-4
+    return out
+
+
+def test_a_trained_artefact_loads_and_reads_pairs(tiny_artefact: Path) -> None:
+    model = StanceModel(tiny_artefact)
+    assert model.config.layers == 1 and set(model.config.sha256) == {
+        ADAPTER_FILE,
+        "head.safetensors",
+    }
+    pairs = [
+        ("model.eval() turns off gradient computation.", "After eval() no graph is built."),
+        ("model.eval() turns off gradient computation.", "eval() does not touch autograd at all."),
+        ("zero_grad() resets the weights.", "Adam keeps two moment estimates per parameter."),
+    ]
+    probabilities = model.probabilities(pairs)
+    assert probabilities.shape == (3, 3)
+    assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-4)
+    # Order-independent: each pair's row is its own, however the batch is sorted.
+    assert np.allclose(model.probabilities(pairs[::-1])[::-1], probabilities, atol=1e-5)
+
+
+def test_an_artefact_that_does_not_match_its_checksum_is_refused(
+    tiny_artefact: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = tmp_path / "weights"
+    shutil.copytree(tiny_artefact, copy)
+    with (copy / ADAPTER_FILE).open("ab") as f:
+        f.write(b"\0")
+    with pytest.raises(StanceModelError, match="checksum"):
+        StanceModel(copy)
+
+
+def test_the_stance_model_is_used_only_with_the_model_it_was_trained_from(
+    tiny_artefact: Path, tmp_path: Path
+) -> None:
+    assert load_stance_model("multilingual-e5-small", tiny_artefact) is None  # base: bundled
+    assert load_stance_model("bundled", tiny_artefact) is not None
+    assert load_stance_model("bundled", tmp_path) is None  # no artefact
+
+
+def test_classification_figures_per_class_and_confusion() -> None:
+    figures = classification(np.array([0, 0, 1, 2, 2, 2]), np.array([0, 1, 1, 2, 2, 0]))
+    assert figures["confusion"] == [[1, 1, 0], [0, 1, 0], [1, 0, 2]]
+    assert figures["per_class"]["asserts"] == {
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "support": 2,
+    }
+    assert figures["accuracy"] == 0.667
+
+
+class ScriptedStance:
+    """A stance model whose P(asserts) is scripted by words of the sentence."""
+
+    flag_at = 0.6
+    check_at = 0.3
+
+    def __init__(self, script: dict[str, float]):
+        self.script = script
+        self.seen: list[tuple[str, str]] = []
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        self.seen += list(pairs)
+        rows = []
+        for _, sentence in pairs:
+            p = next((v for k, v in self.script.items() if k in sentence), 0.05)
+            rows.append([p, (1 - p) / 2, (1 - p) / 2])
+        return np.array(rows, dtype=np.float32).reshape(-1, 3)
+
+
+def test_verdicts_flag_above_the_threshold_hint_between_and_one_verdict_a_sentence(
+    bank: QuestionBank,
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    sentences = ["alpha sentence", "beta sentence"]
+    sims = np.array([[0.9, 0.8], [0.5, 0.7]])
+    candidates = shortlist(question, sentences, sims, floor=0.6)
+    assert candidates.pairs == [(0, 0), (0, 1), (1, 1)]  # (1, 0) is under the floor
+    model = ScriptedStance({"alpha": 0.9, "beta": 0.4})
+    asserts = np.array([0.9, 0.9, 0.4])
+    said, checks = verdicts(model, question, sentences, candidates, asserts, sims)
+    assert [(h.id, h.evidence, h.probability) for h in said] == [
+        (question.pitfalls[0].id, "alpha sentence", 0.9),
+        (question.pitfalls[1].id, "alpha sentence", 0.9),
+    ]
+    hinted = Candidates([(1, 1)], [""])
+    said, checks = verdicts(model, question, sentences, hinted, np.array([0.4]), sims)
+    assert not said and [(h.id, h.evidence) for h in checks] == [
+        (question.pitfalls[1].id, "beta sentence")
+    ]
+
+
+def test_the_grader_lets_the_stance_model_decide_and_quotes_the_sentence(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    model = ScriptedStance({"graph": 0.92})
+    with_stance = Grader(grader.encoder, grader._calibration, grader.options, model)
+    answer = (
+        "model.train() enables dropout and batch statistics in BatchNorm. "
+        "After model.eval() no graph is recorded, so gradients are off."
+    )
+    result = with_stance.grade(question, answer, "en")
+    said = {h.id: h for h in result.pitfalls}
+    assert "eval-disables-grad" in said
+    hit = said["eval-disables-grad"]
+    assert hit.evidence == "After model.eval() no graph is recorded, so gradients are off."
+    assert hit.probability == 0.92
+    flags = result.to_json()["pitfalls"]
+    assert {
+        "id": "eval-disables-grad",
+        "probability": 0.92,
+        "evidence": hit.evidence,
+    }.items() <= next(f for f in flags if f["id"] == "eval-disables-grad").items()
+    # The model read sentences with the claim in their language, never the whole answer.
+    assert model.seen and all(
+        s != answer and claim in {p.claim.en for p in question.pitfalls} for claim, s in model.seen
+    )
+    # The same answer, but the model says it asserts nothing: no flag.
+    calm = Grader(grader.encoder, grader._calibration, grader.options, ScriptedStance({}))
+    assert not calm.grade(question, answer, "en").pitfalls
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"), [("hooks", "nan-loss-debug"), ("dropout", "batch-norm")]
+)
+def test_an_answer_to_another_question_is_capped_and_named(
+    grader: Grader, bank: QuestionBank, asked: str, answered: str
+) -> None:
+    result = grader.grade(bank.questions[asked], bank.questions[answered].answer.en, "en")
+    assert result.answers_question == answered, result.to_json()
+    assert result.score <= 1.5 and result.verdict == "off-topic"
+    assert result.to_json()["answers_question"] == answered
+
+
+@pytest.mark.parametrize(
+    ("question_id", "answer"),
+    [
+        (
+            "zero-grad",
+            "zero_grad() clears the .grad of the parameters, since backward adds to them.",
+        ),
+        (
+            "gradient-accumulation",
+            "Sum gradients over k micro-batches, dividing the loss by k, then step.",
+        ),
+        ("view-vs-reshape", "view needs a contiguous tensor; reshape copies when it has to."),
+    ],
+)
+def test_a_short_on_topic_answer_is_not_taken_for_another_question(
+    grader: Grader, bank: QuestionBank, question_id: str, answer: str
+) -> None:
+    result = grader.grade(bank.questions[question_id], answer, "en")
+    assert result.answers_question is None, result.to_json()
