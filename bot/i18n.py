@@ -128,6 +128,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "covered": {"ru": "Раскрыто:", "en": "Covered:"},
     "missed": {"ru": "Пропущено:", "en": "Missed:"},
     "fell_into": {"ru": "Ошибки в ответе:", "en": "Misconceptions in your answer:"},
+    "another_question": {
+        "ru": "🔀 Похоже, это ответ на другой вопрос банка: «{question}». Поэтому оценка не выше 1,5: перечитайте вопрос выше.",
+        "en": "🔀 This reads like an answer to another question of the bank: «{question}». So the score is at most 1.5: re-read the question above.",
+    },
     "worth_checking": {
         "ru": "Проверьте себя: ваш ответ похож на распространённую ошибку",
         "en": "Worth checking: part of your answer sounds like a common misconception",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 import time
 from dataclasses import replace
 from datetime import date
@@ -33,10 +32,12 @@ FIGURES = "stance-figures.json"  # beside the card's data: each run's figures, b
 
 
 def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if args.log is not None:
-        handlers.append(logging.FileHandler(args.log))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", handlers=handlers)
+    progress_log = logging.getLogger("bot.scoring.stance")
+    progress_log.setLevel(logging.INFO)
+    if args.log is not None:  # beside the progress bar: a log to follow a background run
+        handler = logging.FileHandler(args.log)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        progress_log.addHandler(handler)
     stance = load_stance(args.stance_dir or DEFAULT_STANCE_DIR)
     keys = pitfall_keys(bank, stance)
     kept, held = holdout_split(keys, args.holdout, args.seed)

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.clock import Clock
 from bot.content.loader import QuestionBank
 from bot.services.daily import daily_streak_for_ask
+from bot.services.grades import ANOTHER_QUESTION
 from bot.services.interview_summary import build_summary
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
 from bot.services.readiness import load_readiness
@@ -45,6 +46,9 @@ class InterviewOutbox:
                         missed=list(answer.missed or []),
                         pitfalls=list(answer.pitfalls or []),
                         evidence=dict(answer.evidence or {}),
+                        answered_instead=self.bank.get(
+                            (answer.evidence or {}).get(ANOTHER_QUESTION, "")
+                        ),
                         streak=(
                             await daily_streak_for_ask(session, ask.id)
                             if ask.interview_id is None

@@ -34,6 +34,8 @@ class FeedbackItem:
     pitfalls: list[str]
     evidence: dict[str, str]
     streak: int | None = None  # daily questions: consecutive days answered
+    # The bank question the answer reads like an answer to instead (grades.ANOTHER_QUESTION).
+    answered_instead: Question | None = None
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,9 @@ def _feedback(item: FeedbackItem, lang: str, width: int, documented_list: bool) 
     parts: list[Text | str] = [
         as_line(Bold(t(lang, "score", score=_fmt(item.score))), " · ", verdict, end="")
     ]
+    if item.answered_instead is not None:
+        other = item.answered_instead.question.get(lang)
+        parts.append(t(lang, "another_question", question=clip(other, QUOTE_LIMIT)))
     covered_lines: list[Text] = []
     for point_id in item.covered:
         point = question.key_point(point_id)
