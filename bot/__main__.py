@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         help="train the stance model (content/stance), or fit a model's pitfall head "
         "(content/eval, content/heldout)",
     )
-    train.add_argument("what", choices=("stance", "pitfalls"))
+    train.add_argument("what", choices=("stance", "stance-thresholds", "pitfalls"))
     train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
     # Only `train stance`'s (the defaults live in bot/scoring/stance: TrainOptions, StanceConfig).
     train.add_argument("--holdout", type=float, default=0.0, help="share of pitfalls held out")
@@ -349,6 +349,10 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         return _warm(settings, bank)
     if args.command == "grade":
         return _grade(settings, bank, args)
+    if args.command == "train" and args.what == "stance-thresholds":
+        from bot.evaluation.stance_thresholds import run_thresholds
+
+        return run_thresholds(settings, bank)
     if args.command == "train" and args.what == "stance":
         from bot.evaluation.stance_training import run_train_stance
 

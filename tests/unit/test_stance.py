@@ -315,3 +315,28 @@ def test_a_short_on_topic_answer_is_not_taken_for_another_question(
 ) -> None:
     result = grader.grade(bank.questions[question_id], answer, "en")
     assert result.answers_question is None, result.to_json()
+
+
+def test_thresholds_are_the_lowest_within_the_false_flag_target() -> None:
+    from bot.evaluation.datasets import Sample
+    from bot.evaluation.stance_thresholds import choose, rates
+
+    def sample(kind: str, pitfall: str | None = None, rejects: str | None = None) -> Sample:
+        return Sample("q", "text", 5.0, "en", "q", kind=kind, pitfall=pitfall, rejects=rejects)
+
+    samples = [
+        sample("pitfall", pitfall="a"),
+        sample("pitfall", pitfall="b"),
+        sample("strong"),
+        sample("rejects", rejects="a"),
+    ]
+    best = [{"a": 0.9}, {"b": 0.4, "a": 0.7}, {"a": 0.3}, {"a": 0.6}]
+    # At 0.5: both clean answers (strong 0.3 no, rejects 0.6 yes) -> 1 of 2 falsely flagged.
+    assert rates(samples, best, 0.5) == {
+        "recall": 0.5,
+        "false_flags": 0.5,
+        "rejecting_flagged": 1.0,
+        "precision": round(1 / 3, 3),
+    }
+    assert choose(samples, best, 0.0) == 0.61  # just above the rejecting answer's 0.6
+    assert rates(samples, best, 0.61)["recall"] == 0.5
