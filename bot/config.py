@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     # true: encode each answer once, its sentences' vectors pooled from its tokens: ~1.7x faster,
     # less accurate (docs/grading.md, "Speed").
     grader_one_pass: bool = False
+    # false: the embedding model's pitfall head decides which misconceptions an answer states
+    # instead of the stance model (faster, less accurate: docs/grading.md).
+    grader_stance: bool = True
     # Where the bot runs the model: a child process (its own GIL, so a busy event loop does not
     # slow grading) or a thread of the bot's process (less memory, one process to watch).
     grader_worker: Literal["process", "thread"] = "process"

@@ -83,7 +83,9 @@ def set_cpu_threads(threads: int | None) -> None:
 
 def grader_options(settings: Settings) -> GraderOptions:
     return GraderOptions(
-        encode_whole=settings.grader_whole_answer_pass, one_pass=settings.grader_one_pass
+        encode_whole=settings.grader_whole_answer_pass,
+        one_pass=settings.grader_one_pass,
+        stance=settings.grader_stance,
     )
 
 
