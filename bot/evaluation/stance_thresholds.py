@@ -1,64 +1,56 @@
-"""`python -m bot train stance-thresholds`: the P(asserts) at which the grader says "you said
-this" and at which "worth checking", chosen on the tuning sets (content/eval, content/heldout,
-content/blind; never content/blind2) and written into the artefact's stance.json.
+"""`python -m bot train stance-thresholds`: when the stance model turns a near miss of the
+pitfall head into "you said this" (bot/scoring/stance/judge.py): the head's lowest logit it reads
+(`head_floor`) and the P(asserts) it needs (`flag_at`), chosen on the tuning sets (content/eval,
+content/heldout, content/blind; never content/blind2) for the highest recall at which at most
+FLAG_TARGET of the answers that hold no misconception get a flag, and written into the
+artefact's stance.json with the figures.
 
-"Said" is set where at most FLAG_TARGET of the answers that hold no misconception get a flag;
-"worth checking" where at most CHECK_TARGET get a flag or a hint. The stance model was not
-trained on these sets, so the figures printed are the model's own on answers it has not seen;
-the thresholds, though, are fitted to them.
+The stance model was not trained on these sets, but the two thresholds are fitted to them: the
+figures printed are in-sample for the thresholds.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Sample, load_bank_eval
 from bot.scoring.grader import Grader
 from bot.scoring.service import ScoringService
-from bot.scoring.stance.judge import PairModel
 from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
 
 FLAG_TARGET = (
     0.03  # as the pitfall head's "said" (docs/grading.md): 0.05 is the goal on new answers
 )
-CHECK_TARGET = 0.15
+HEAD_FLOORS = tuple(f / 10 for f in range(-10, 12))  # -1.0 … 1.1, below the head's own 1.2
 TUNING_SETS = ("eval", "heldout", "blind")
 CHUNK = 64
 
 
-class _Everything:
-    """The stance model with every shortlisted pitfall reported, with its probability."""
-
-    flag_at = 0.0
-    check_at = 0.0
-
-    def __init__(self, model: PairModel):
-        self.model = model
-
-    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        return self.model.probabilities(pairs)
-
-
-def best_probabilities(
-    grader: Grader, bank: QuestionBank, samples: list[Sample]
-) -> list[dict[str, float]]:
-    """Per answer: each pitfall's highest P(asserts) over its shortlisted sentences."""
-    result: list[dict[str, float]] = []
+def readings(
+    grader: Grader, bank: QuestionBank, samples: list[Sample], floor: float
+) -> list[list[tuple[str, float, float]]]:
+    """Per answer: (pitfall, head logit, P(asserts)) of each pitfall's best candidate."""
+    result: list[list[tuple[str, float, float]]] = []
     for start in range(0, len(samples), CHUNK):
         chunk = samples[start : start + CHUNK]
-        graded = grader.grade_many(
-            [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in chunk]
-        )
-        result += [{h.id: float(h.probability or 0.0) for h in g.pitfalls} for g in graded]
+        jobs = [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in chunk]
+        result += grader.pair_readings(jobs, floor)
     return result
+
+
+def flagged(
+    read: list[list[tuple[str, float, float]]], head_flag_at: float, floor: float, at: float
+) -> list[dict[str, float]]:
+    """Per answer, the pitfalls said (as `best` for `rates`: a flag is a value >= 0.5)."""
+    return [
+        {pid: float(logit >= head_flag_at or (logit >= floor and p >= at)) for pid, logit, p in r}
+        for r in read
+    ]
 
 
 def rates(
@@ -83,37 +75,43 @@ def rates(
     }
 
 
-def choose(samples: list[Sample], best: list[dict[str, float]], target: float) -> float:
-    """The lowest threshold (on a 0.01 grid) at which the false-flag rate is within target."""
-    for hundredths in range(5, 100):
-        threshold = hundredths / 100
-        if rates(samples, best, threshold)["false_flags"] <= target:
-            return threshold
-    return 0.99
+def choose(
+    samples: list[Sample], read: list[list[tuple[str, float, float]]], head_flag_at: float
+) -> tuple[float, float]:
+    """(head_floor, flag_at) with the highest recall within FLAG_TARGET false flags."""
+    best: tuple[float, float, float] = (-1.0, HEAD_FLOORS[-1], 1.01)
+    for floor in HEAD_FLOORS:
+        for hundredths in range(50, 100):
+            at = hundredths / 100
+            figures = rates(samples, flagged(read, head_flag_at, floor, at), 0.5)
+            if figures["false_flags"] <= FLAG_TARGET and figures["recall"] > best[0]:
+                best = (figures["recall"], floor, at)
+    return best[1], best[2]
 
 
 def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEIGHTS_DIR) -> int:
     service = ScoringService.from_settings(settings, bank)
     grader = service.warm_grader()
-    if grader.stance is None:
-        print("error: no stance model for this embedding model: run `python -m bot train stance`")
+    if grader.stance is None or grader.head is None:
+        print("error: no stance model or pitfall head for this embedding model")
         return 2
     root = settings.content_dir.parent
     samples = [s for name in TUNING_SETS for s in load_bank_eval(root / name, name).samples]
-    everything = Grader(grader.encoder, list(bank), grader.options, _Everything(grader.stance))
-    best = best_probabilities(everything, bank, samples)
-    flag_at = choose(samples, best, FLAG_TARGET)
-    check_at = min(choose(samples, best, CHECK_TARGET), flag_at)
+    read = readings(grader, bank, samples, HEAD_FLOORS[0])
+    head_flag_at = grader.head.flag_at
+    floor, at = choose(samples, read, head_flag_at)
+    head_only = flagged(read, head_flag_at, floor, 2.0)
     figures: dict[str, Any] = {
         "sets": [f"content/{name}" for name in TUNING_SETS],
         "answers": len(samples),
-        "said": {"at": flag_at} | rates(samples, best, flag_at),
-        "worth_checking": {"at": check_at} | rates(samples, best, check_at),
+        "head_floor": floor,
+        "flag_at": at,
+        "head_and_stance": rates(samples, flagged(read, head_flag_at, floor, at), 0.5),
+        "head_alone": rates(samples, head_only, 0.5),
     }
     config = StanceConfig.load(directory)
-    replace(
-        config, flag_at=flag_at, check_at=check_at, trained=config.trained | {"thresholds": figures}
-    ).save(directory)
+    trained = config.trained | {"thresholds": figures}
+    replace(config, flag_at=at, head_floor=floor, trained=trained).save(directory)
     print(json.dumps(figures, indent=2))
     service.close()
     return 0

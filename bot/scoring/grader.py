@@ -18,7 +18,7 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.encoder import Encoder
-from bot.scoring.pitfall_head import PitfallHead, load_head
+from bot.scoring.pitfall_head import PitfallHead, load_head, said_logits
 from bot.scoring.pitfalls import (
     PitfallHit,
     by_head,
@@ -28,7 +28,7 @@ from bot.scoring.pitfalls import (
     unit_features,
 )
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP, BankProfile, Neighbour
-from bot.scoring.stance.judge import PairModel, read_all, shortlist, verdicts
+from bot.scoring.stance.judge import Candidates, PairModel, candidates, read_all, verdicts
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
@@ -167,6 +167,19 @@ def _reference_texts(question: Question) -> list[str]:
     return texts
 
 
+def _with_stance(
+    head_said: list[PitfallHit], head_checks: list[PitfallHit], stance_said: list[PitfallHit]
+) -> tuple[list[PitfallHit], list[PitfallHit]]:
+    """The stance model's verdicts over the head's: its flags (with their probability), then
+    the head's flags on a clause it did not read; a hint only for a pitfall not said and a
+    sentence not accused."""
+    said = stance_said + [h for h in head_said if h.id not in {s.id for s in stance_said}]
+    accused = {h.evidence for h in said}
+    flagged = {h.id for h in said}
+    checks = [h for h in head_checks if h.id not in flagged and h.evidence not in accused]
+    return said, checks
+
+
 def _ramp(value: float, low: float, high: float) -> float:
     return float(min(max((value - low) / (high - low), 0.0), 1.0))  # scalars: no np.clip
 
@@ -199,9 +212,8 @@ class _Analysis:
     point_sims: np.ndarray  # (units, key points)
     claim_sims: np.ndarray  # (units, pitfalls)
     fix_sims: np.ndarray  # (units, pitfalls)
-    sentences: list[str] = field(default_factory=list)
-    sentence_claim_sims: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    stance: tuple[list[PitfallHit], list[PitfallHit]] | None = None
+    matrix: np.ndarray | None = None  # the pitfall head's features, where it has a head
+    stance: list[PitfallHit] | None = None  # the pitfalls said, with the stance model
 
 
 class Grader:
@@ -368,29 +380,91 @@ class Grader:
         qv = self.vectors(question)
         unit_langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
         point_sims, claim_sims, fix_sims = self._reference_sims(vectors, unit_langs, qv)
+        matrix = (
+            unit_features(question, units, qv.pitfall_stems, claim_sims, fix_sims, point_sims)
+            if self.head is not None
+            else None
+        )
         return _Analysis(
-            question, text, language, units, vectors, unit_langs, point_sims, claim_sims, fix_sims
+            question,
+            text,
+            language,
+            units,
+            vectors,
+            unit_langs,
+            point_sims,
+            claim_sims,
+            fix_sims,
+            matrix,
         )
 
     def _read_stance(self, model: PairModel, analyses: list[_Analysis]) -> None:
-        """The stance model reads every answer's shortlisted (claim, sentence) pairs in one
-        call; each analysis gets its said and worth-checking hits."""
-        rows = []
+        """The stance model's verdicts on every answer (bot/scoring/stance/judge.py)."""
+        if self.head is None:
+            return
+        for a, (chosen, found, asserts, claim_sims) in zip(
+            analyses, self._readings(model, analyses, model.head_floor), strict=True
+        ):
+            a.stance = verdicts(
+                model, a.question, chosen, found, asserts, self.head.flag_at, claim_sims
+            )
+
+    def _readings(
+        self, model: PairModel, analyses: list[_Analysis], floor: float
+    ) -> list[tuple[list[str], Candidates, np.ndarray, np.ndarray]]:
+        """Per answer: its sentences, the head's best candidate sentence per pitfall at `floor`
+        or more, the stance model's P(asserts) for each (all answers in one call), and the
+        sentences' claim similarities."""
+        assert self.head is not None
+        rows, sims = [], []
         for a in analyses:
+            assert a.matrix is not None
             # Sentences only (not clauses, not the whole of a multi-sentence answer).
-            sentences = set(split_units(a.text, clauses=False)) if self.options.clauses else None
+            sentences = set(split_units(a.text, clauses=False))
             index = [
                 i
                 for i, u in enumerate(a.units[: candidate_count(a.units)])
-                if sentences is None or u in sentences
+                if not self.options.clauses or u in sentences
             ]
-            a.sentences = [a.units[i] for i in index]
-            a.sentence_claim_sims = a.claim_sims[index] if index else a.claim_sims[:0]
-            rows.append((a.sentences, shortlist(a.question, a.sentences, a.sentence_claim_sims)))
-        for a, (_, candidates), asserts in zip(analyses, rows, read_all(model, rows), strict=True):
-            a.stance = verdicts(
-                model, a.question, a.sentences, candidates, asserts, a.sentence_claim_sims
+            said = said_logits(a.matrix, self.head.logits(a.matrix))[index]
+            chosen = [a.units[i] for i in index]
+            rows.append((chosen, candidates(a.question, chosen, said, floor)))
+            sims.append(a.claim_sims[index])
+        return [
+            (chosen, found, asserts, claim_sims)
+            for (chosen, found), asserts, claim_sims in zip(
+                rows, read_all(model, rows), sims, strict=True
             )
+        ]
+
+    def pair_readings(
+        self, jobs: Sequence[tuple[Question, str, str | None]], floor: float
+    ) -> list[list[tuple[str, float, float]]]:
+        """For choosing the stance thresholds: per answer, (pitfall id, the head's logit, the
+        stance model's P(asserts)) of each pitfall's best candidate sentence at `floor`."""
+        if self.stance is None or self.head is None:
+            return [[] for _ in jobs]
+        prepared = self._prepare(jobs)
+        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        analyses = [
+            self._analyse(q, text, lang, units, v)
+            for (q, text, lang, units), v in zip(prepared, vectors, strict=True)
+            if units
+        ]
+        readings = iter(self._readings(self.stance, analyses, floor))
+        result: list[list[tuple[str, float, float]]] = []
+        for question, _, _, units in prepared:
+            if not units:
+                result.append([])
+                continue
+            _, found, asserts, _ = next(readings)
+            result.append(
+                [
+                    (question.pitfalls[j].id, logit, float(p))
+                    for (_, j), logit, p in zip(found.pairs, found.logits, asserts, strict=True)
+                ]
+            )
+        return result
 
     def _unit_vectors(self, answers: list[tuple[str, list[str]]]) -> list[np.ndarray]:
         """Each answer's unit vectors, (units, d), by the configured method:
@@ -506,13 +580,10 @@ class Grader:
             analysis.fix_sims,
         )
         qv = self.vectors(question)
-        if analysis.stance is not None:
-            pitfalls, checks = analysis.stance
-        elif self.head is not None:
-            matrix = unit_features(
-                question, units, qv.pitfall_stems, claim_sims, fix_sims, point_sims
-            )
-            pitfalls, checks = by_head(self.head, question, units, matrix)
+        if self.head is not None and analysis.matrix is not None:
+            pitfalls, checks = by_head(self.head, question, units, analysis.matrix)
+            if analysis.stance is not None:
+                pitfalls, checks = _with_stance(pitfalls, checks, analysis.stance)
         else:
             pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
         # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.

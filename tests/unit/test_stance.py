@@ -18,7 +18,7 @@ from bot.content.stance import (
     stance_problems,
 )
 from bot.scoring.grader import Grader
-from bot.scoring.stance.judge import Candidates, shortlist, verdicts
+from bot.scoring.stance.judge import candidates, verdicts
 from bot.scoring.stance.model import (
     ADAPTER_FILE,
     StanceConfig,
@@ -216,7 +216,7 @@ class ScriptedStance:
     """A stance model whose P(asserts) is scripted by words of the sentence."""
 
     flag_at = 0.6
-    check_at = 0.3
+    head_floor = -100.0  # reads every pitfall's best candidate sentence
 
     def __init__(self, script: dict[str, float]):
         self.script = script
@@ -231,57 +231,55 @@ class ScriptedStance:
         return np.array(rows, dtype=np.float32).reshape(-1, 3)
 
 
-def test_verdicts_flag_above_the_threshold_hint_between_and_one_verdict_a_sentence(
-    bank: QuestionBank,
-) -> None:
+def test_the_pair_model_decides_on_the_heads_near_misses(bank: QuestionBank) -> None:
     question = bank.questions["train-vs-eval"]
     sentences = ["alpha sentence", "beta sentence"]
-    sims = np.array([[0.9, 0.8], [0.5, 0.7]])
-    candidates = shortlist(question, sentences, sims, floor=0.6)
-    assert candidates.pairs == [(0, 0), (0, 1), (1, 1)]  # (1, 0) is under the floor
-    model = ScriptedStance({"alpha": 0.9, "beta": 0.4})
-    asserts = np.array([0.9, 0.9, 0.4])
-    said, checks = verdicts(model, question, sentences, candidates, asserts, sims)
-    assert [(h.id, h.evidence, h.probability) for h in said] == [
-        (question.pitfalls[0].id, "alpha sentence", 0.9),
-        (question.pitfalls[1].id, "alpha sentence", 0.9),
-    ]
-    hinted = Candidates([(1, 1)], [""])
-    said, checks = verdicts(model, question, sentences, hinted, np.array([0.4]), sims)
-    assert not said and [(h.id, h.evidence) for h in checks] == [
-        (question.pitfalls[1].id, "beta sentence")
+    said = np.array([[0.9, -np.inf], [0.5, 0.1]])  # -inf: a gate forbids "said"
+    found = candidates(question, sentences, said, floor=0.2)
+    assert found.pairs == [(0, 0)]  # pitfall 1's best is 0.1, under the floor
+    model = ScriptedStance({})
+    sims = np.zeros((2, 2))
+    # The head's own flag (logit 0.9 at flag_at 0.8) stands, whatever the pair model says.
+    kept = verdicts(model, question, sentences, found, np.array([0.1]), 0.8, sims)
+    assert [h.id for h in kept] == [question.pitfalls[0].id]
+    # A near miss (0.9 under a head flag_at of 1.2) is said only when the pair model is sure.
+    assert not verdicts(model, question, sentences, found, np.array([0.5]), 1.2, sims)
+    hits = verdicts(model, question, sentences, found, np.array([0.75]), 1.2, sims)
+    assert [(h.id, h.evidence, h.probability) for h in hits] == [
+        (question.pitfalls[0].id, "alpha sentence", 0.75)
     ]
 
 
 def test_the_grader_lets_the_stance_model_decide_and_quotes_the_sentence(
     grader: Grader, bank: QuestionBank
 ) -> None:
+    assert grader.head is not None
     question = bank.questions["train-vs-eval"]
-    model = ScriptedStance({"graph": 0.92})
+    model = ScriptedStance({"tracking": 0.92})
     with_stance = Grader(grader.encoder, grader._calibration, grader.options, model)
     answer = (
         "model.train() enables dropout and batch statistics in BatchNorm. "
-        "After model.eval() no graph is recorded, so gradients are off."
+        "After model.eval() autograd stops tracking operations, so validation is cheaper."
     )
     result = with_stance.grade(question, answer, "en")
     said = {h.id: h for h in result.pitfalls}
     assert "eval-disables-grad" in said
     hit = said["eval-disables-grad"]
-    assert hit.evidence == "After model.eval() no graph is recorded, so gradients are off."
-    assert hit.probability == 0.92
-    flags = result.to_json()["pitfalls"]
-    assert {
-        "id": "eval-disables-grad",
-        "probability": 0.92,
-        "evidence": hit.evidence,
-    }.items() <= next(f for f in flags if f["id"] == "eval-disables-grad").items()
-    # The model read sentences with the claim in their language, never the whole answer.
-    assert model.seen and all(
-        s != answer and claim in {p.claim.en for p in question.pitfalls} for claim, s in model.seen
+    assert hit.evidence == (
+        "After model.eval() autograd stops tracking operations, so validation is cheaper."
     )
-    # The same answer, but the model says it asserts nothing: no flag.
+    assert hit.probability == 0.92
+    flag = next(f for f in result.to_json()["pitfalls"] if f["id"] == "eval-disables-grad")
+    assert flag["probability"] == 0.92 and flag["evidence"] == hit.evidence
+    # The model read sentences with the claim in their language, never the whole answer.
+    claims = {p.claim.en for p in question.pitfalls}
+    assert model.seen and all(s != answer and c in claims for c, s in model.seen)
+    # The same answer when the pair model finds no assertion: the head alone decides.
+    head_only = Grader(grader.encoder, grader._calibration, grader.options)
     calm = Grader(grader.encoder, grader._calibration, grader.options, ScriptedStance({}))
-    assert not calm.grade(question, answer, "en").pitfalls
+    assert {h.id for h in calm.grade(question, answer, "en").pitfalls} == {
+        h.id for h in head_only.grade(question, answer, "en").pitfalls
+    }
 
 
 @pytest.mark.parametrize(
@@ -317,9 +315,9 @@ def test_a_short_on_topic_answer_is_not_taken_for_another_question(
     assert result.answers_question is None, result.to_json()
 
 
-def test_thresholds_are_the_lowest_within_the_false_flag_target() -> None:
+def test_stance_thresholds_take_the_most_recall_within_the_false_flag_target() -> None:
     from bot.evaluation.datasets import Sample
-    from bot.evaluation.stance_thresholds import choose, rates
+    from bot.evaluation.stance_thresholds import choose, flagged, rates
 
     def sample(kind: str, pitfall: str | None = None, rejects: str | None = None) -> Sample:
         return Sample("q", "text", 5.0, "en", "q", kind=kind, pitfall=pitfall, rejects=rejects)
@@ -330,13 +328,19 @@ def test_thresholds_are_the_lowest_within_the_false_flag_target() -> None:
         sample("strong"),
         sample("rejects", rejects="a"),
     ]
-    best = [{"a": 0.9}, {"b": 0.4, "a": 0.7}, {"a": 0.3}, {"a": 0.6}]
-    # At 0.5: both clean answers (strong 0.3 no, rejects 0.6 yes) -> 1 of 2 falsely flagged.
-    assert rates(samples, best, 0.5) == {
-        "recall": 0.5,
-        "false_flags": 0.5,
-        "rejecting_flagged": 1.0,
-        "precision": round(1 / 3, 3),
+    # (pitfall, the head's logit, P(asserts)) of each pitfall's best candidate sentence.
+    read = [
+        [("a", 1.5, 0.1)],  # the head says it (flag_at 1.2), whatever the pair model reads
+        [("b", 0.5, 0.9), ("a", 0.0, 0.2)],  # a near miss the pair model is sure of
+        [("a", 0.3, 0.95)],  # a clean answer: a flag here is false
+        [("a", -0.5, 0.99)],  # a rejecting answer
+    ]
+    assert rates(samples, flagged(read, 1.2, 2.0, 2.0), 0.5)["recall"] == 0.5  # head alone
+    floor, at = choose(samples, read, 1.2)
+    assert (floor, at) == (0.4, 0.5)  # above the clean answer's 0.3, within b's 0.5 and 0.9
+    assert rates(samples, flagged(read, 1.2, floor, at), 0.5) == {
+        "recall": 1.0,
+        "false_flags": 0.0,
+        "rejecting_flagged": 0.0,
+        "precision": 1.0,
     }
-    assert choose(samples, best, 0.0) == 0.61  # just above the rejecting answer's 0.6
-    assert rates(samples, best, 0.61)["recall"] == 0.5

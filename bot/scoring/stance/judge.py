@@ -1,5 +1,12 @@
-"""Which misconceptions an answer states, by the stance model: the bi-encoder shortlists
-(sentence, claim) pairs, and the pair model reads each shortlisted pair whole.
+"""The stance model as the second reader of the pitfall head's candidates.
+
+The head (bot/scoring/pitfalls.py) scores every (sentence, pitfall) pair from the bi-encoder's
+signals and says "you said this" at its own threshold. Measured on the tuning sets, the stance
+model alone was less precise than the head (docs/stance-model.md), but the two disagree in useful
+places: a sentence the head finds close to a claim, but not close enough to say so, is said to
+hold it when the stance model, reading the claim and the sentence together, is confident that it
+asserts it. So the head shortlists, the pair model decides on its near misses, and every flag
+carries the pair model's P(asserts).
 
 A sentence, not a clause, is what the model reads: "many think X, but that is wrong" split at
 "but" leaves a clause "many think X" that, alone, is ambiguous.
@@ -18,55 +25,51 @@ from bot.scoring.pitfalls import PitfallHit
 from bot.scoring.stance.model import ASSERTS
 from bot.scoring.text import detect_language
 
-# Calibrated cosine (see Grader) with the claim below which a sentence is not read at all: a
-# sentence that far from the claim's subject neither asserts nor rejects it.
-STANCE_FLOOR = 0.35
-SHORTLIST = 2  # sentences read per pitfall, the closest to its claim first
-
 
 class PairModel(Protocol):
     @property
-    def flag_at(self) -> float: ...
+    def flag_at(self) -> float: ...  # P(asserts) that turns a near miss into "said"
 
     @property
-    def check_at(self) -> float: ...
+    def head_floor(self) -> float: ...  # the head's lowest logit the pair model reads
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """One answer's shortlisted pairs: (sentence index, pitfall index) and the claim text."""
+    """One answer's pairs for the pair model: (sentence, pitfall) indices, the claim in the
+    sentence's language, and the head's logit for the pair."""
 
     pairs: list[tuple[int, int]]
     claims: list[str]
+    logits: list[float]
 
 
-def shortlist(
-    question: Question,
-    sentences: Sequence[str],
-    claim_sims: np.ndarray,
-    floor: float = STANCE_FLOOR,
+def candidates(
+    question: Question, sentences: Sequence[str], said: np.ndarray, floor: float
 ) -> Candidates:
-    """claim_sims: (sentences, pitfalls) calibrated cosines."""
+    """said: (sentences, pitfalls) the head's logits where a "said" flag is allowed (-inf
+    elsewhere: bot/scoring/pitfall_head.said_logits). Per pitfall, its best sentence if that
+    reaches `floor`."""
     pairs: list[tuple[int, int]] = []
     claims: list[str] = []
-    if not sentences:
-        return Candidates(pairs, claims)
-    langs = [detect_language(s) for s in sentences]
+    logits: list[float] = []
     for j, pitfall in enumerate(question.pitfalls):
-        ranked = np.argsort(-claim_sims[: len(sentences), j])[:SHORTLIST]
-        for i in ranked:
-            if claim_sims[i, j] >= floor:
-                pairs.append((int(i), j))
-                claims.append(pitfall.claim.get(langs[i]))
-    return Candidates(pairs, claims)
+        if not len(sentences):
+            break
+        i = int(np.argmax(said[: len(sentences), j]))
+        if said[i, j] >= floor:
+            pairs.append((i, j))
+            claims.append(pitfall.claim.get(detect_language(sentences[i])))
+            logits.append(float(said[i, j]))
+    return Candidates(pairs, claims, logits)
 
 
 def read_all(
     model: PairModel, answers: Sequence[tuple[Sequence[str], Candidates]]
 ) -> list[np.ndarray]:
-    """P(asserts) of every shortlisted pair of every answer, in one model call."""
+    """P(asserts) of every candidate pair of every answer, in one model call."""
     flat = [
         (claim, sentences[i])
         for sentences, c in answers
@@ -84,44 +87,22 @@ def verdicts(
     model: PairModel,
     question: Question,
     sentences: Sequence[str],
-    candidates: Candidates,
+    found: Candidates,
     asserts: np.ndarray,
+    head_flag_at: float,
     claim_sims: np.ndarray,
-) -> tuple[list[PitfallHit], list[PitfallHit]]:
-    """Per pitfall, its most likely sentence: said (P(asserts) at flag_at) or worth checking
-    (at check_at). One verdict per sentence: a sentence said to hold one misconception is not
-    also hinted at for another."""
-    best: dict[int, tuple[float, int]] = {}
-    for (i, j), p in zip(candidates.pairs, asserts, strict=True):
-        if j not in best or p > best[j][0]:
-            best[j] = (float(p), i)
+) -> list[PitfallHit]:
+    """The pitfalls said: those the head says (now with the pair model's probability), and its
+    near misses that the pair model finds asserted at `model.flag_at`."""
     said: list[PitfallHit] = []
-    maybe: list[tuple[int, float, int]] = []
-    for j, (p, i) in sorted(best.items()):
-        if p >= model.flag_at:
-            said.append(_hit(question, j, i, p, sentences, claim_sims))
-        elif p >= model.check_at:
-            maybe.append((j, p, i))
-    accused = {hit.evidence for hit in said}
-    checks = [
-        _hit(question, j, i, p, sentences, claim_sims)
-        for j, p, i in maybe
-        if sentences[i] not in accused
-    ]
-    return said, checks
-
-
-def _hit(
-    question: Question,
-    j: int,
-    i: int,
-    probability: float,
-    sentences: Sequence[str],
-    claim_sims: np.ndarray,
-) -> PitfallHit:
-    return PitfallHit(
-        question.pitfalls[j].id,
-        round(float(claim_sims[i, j]), 3),
-        sentences[i],
-        probability=round(probability, 3),
-    )
+    for (i, j), logit, p in zip(found.pairs, found.logits, asserts, strict=True):
+        if logit >= head_flag_at or p >= model.flag_at:
+            said.append(
+                PitfallHit(
+                    question.pitfalls[j].id,
+                    round(float(claim_sims[i, j]), 3),
+                    sentences[i],
+                    probability=round(float(p), 3),
+                )
+            )
+    return said

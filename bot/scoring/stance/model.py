@@ -43,10 +43,11 @@ class StanceConfig:
     max_length: int = 128  # tokens of a (claim, clause) pair
     lora_rank: int = 8
     lora_alpha: int = 16
-    # P(asserts) at which the grader says "you said this", and at which "worth checking";
-    # chosen on the tuning sets by `python -m bot train stance` (docs/stance-model.md).
-    flag_at: float = 0.5
-    check_at: float = 0.3
+    # The pitfall head's near misses at `head_floor` or more are said to hold the misconception
+    # at P(asserts) `flag_at` (bot/scoring/stance/judge.py); both chosen on the tuning sets by
+    # `python -m bot train stance-thresholds` (docs/stance-model.md).
+    flag_at: float = 0.8
+    head_floor: float = 0.2
     labels: tuple[str, ...] = LABELS
     sha256: dict[str, str] = field(default_factory=dict)
     trained: dict[str, Any] = field(default_factory=dict)  # data sizes, seed, time, machine
@@ -143,8 +144,8 @@ class StanceModel:
         return self.config.flag_at
 
     @property
-    def check_at(self) -> float:
-        return self.config.check_at
+    def head_floor(self) -> float:
+        return self.config.head_floor
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
         """(pairs, labels) probabilities for (claim, clause) pairs."""
