@@ -80,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
         help="skip content/blind: decide a change on the tuning sets without reading it",
     )
     evaluate.add_argument(
+        "--blind2",
+        action="store_true",
+        help="only content/blind2: read it once, for the published figure",
+    )
+    evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")

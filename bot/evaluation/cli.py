@@ -55,8 +55,31 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
         if (root / "heldout").is_dir():
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
-            datasets.append(load_bank_eval(root / "blind", "content/blind (blind)"))
+            datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
+        if args.blind2:
+            # Read once, for the published figure (content/blind2/README.md); alone.
+            datasets = [load_bank_eval(root / "blind2", "content/blind2 (read once)")]
     return datasets + [load_external(Path(f)) for f in args.files]
+
+
+def _relevance_line(grader: Grader, bank: QuestionBank, dataset: Dataset) -> str:
+    """How often an answer is said to answer another bank question: off-topic answers (and
+    whether the question named is the one the writer meant) against every other kind."""
+    samples = [s for s in dataset.samples if s.question_id is not None]
+    if not any(s.kind == "offtopic" for s in samples):
+        return ""
+    graded = grader.grade_many(
+        [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in samples]
+    )
+    told = [(s, g) for s, g in zip(samples, graded, strict=True) if g.answers_question]
+    off = [s for s in samples if s.kind == "offtopic"]
+    on = [s for s in samples if s.kind not in ("offtopic", "dontknow")]
+    right = [s for s, g in told if s.answers_question and g.answers_question == s.answers_question]
+    return (
+        f"another question: {sum(s.kind == 'offtopic' for s, _ in told)}/{len(off)} off-topic "
+        f"answers told ({len(right)} naming the question meant), "
+        f"{sum(s.kind not in ('offtopic', 'dontknow') for s, _ in told)}/{len(on)} others\n"
+    )
 
 
 def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
@@ -117,6 +140,7 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
                     lambda s, g=g, r=r: grade_with(g, r, bank, s),  # type: ignore[misc]
                 )
         print(table(dataset, results))
+        print(_relevance_line(grader, bank, dataset))
         print(f"grader time: {took:.1f} s ({1000 * took / len(dataset.samples):.0f} ms/answer)\n")
         report[dataset.name] = results
     if args.json:

@@ -33,6 +33,7 @@ class Sample:
     kind: str | None = None  # strong | partial | vague | pitfall | rejects | offtopic | dontknow
     pitfall: str | None = None  # the pitfall the answer falls into
     rejects: str | None = None  # the pitfall the answer explicitly rejects
+    answers_question: str | None = None  # offtopic: the bank question it answers instead
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ def load_bank_eval(directory: Path, name: str = "content/eval") -> Dataset:
                         kind=row.get("kind"),
                         pitfall=row.get("pitfall"),
                         rejects=row.get("rejects"),
+                        answers_question=row.get("answers_question"),
                     )
                 )
             except (KeyError, TypeError, ValueError) as exc:

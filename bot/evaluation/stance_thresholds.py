@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Sample, load_bank_eval
+from bot.evaluation.stance_training import CARD, remember
 from bot.scoring.grader import Grader
 from bot.scoring.service import ScoringService
 from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
@@ -111,6 +113,8 @@ def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEI
     }
     config = StanceConfig.load(directory)
     trained = config.trained | {"thresholds": figures}
+    stamp = {"date": date.today().isoformat(), "command": "python -m bot train stance-thresholds"}
+    remember(CARD, "thresholds", figures | stamp)
     replace(config, flag_at=at, head_floor=floor, trained=trained).save(directory)
     print(json.dumps(figures, indent=2))
     service.close()

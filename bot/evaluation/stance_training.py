@@ -83,7 +83,7 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
         figures |= {"held_out": len(held), "test_pairs": len(test)} | _measure(predict, test)
     else:
         figures |= {"in_sample": _measure(predict, pairs)}
-    _remember(card, kind, figures)
+    remember(card, kind, figures)
     if out is not None:
         trained = StanceConfig.load(out)
         replace(trained, trained=figures).save(out)
@@ -101,7 +101,7 @@ def _measure(predict: Any, pairs: list[Pair]) -> dict[str, Any]:
     return figures
 
 
-def _remember(card: Path, kind: str, figures: dict[str, Any]) -> None:
+def remember(card: Path, kind: str, figures: dict[str, Any]) -> None:
     """Keep each kind of run's figures beside the card, then rewrite the card from them."""
     store = card.with_name(FIGURES)
     data = json.loads(store.read_text("utf-8")) if store.exists() else {}
@@ -138,6 +138,29 @@ def render_card(data: dict[str, Any]) -> str:
         "- Data: `content/stance/` (written blind from the bank) plus pairs built from the bank",
         "  (corrections as rejects, key points and other pitfalls' assertions as neither).",
     ]
+    thresholds = data.get("thresholds")
+    if thresholds is not None:
+        both, alone = thresholds["head_and_stance"], thresholds["head_alone"]
+        lines += [
+            "",
+            "## How the grader uses it",
+            "",
+            "The pitfall head shortlists: per pitfall, the sentence it finds most likely to state",
+            "it. A sentence the head already says holds the misconception keeps its flag; one the",
+            f"head scores at logit {thresholds['head_floor']} or more, below its own threshold, is",
+            f"said to hold it when this model's P(asserts) is {thresholds['flag_at']} or more.",
+            f"Both numbers were chosen by `{thresholds['command']}` ({thresholds['date']}) on",
+            f"{', '.join(thresholds['sets'])} ({thresholds['answers']} answers), for the most",
+            "recall at no more than 3 % of the answers without a misconception flagged. There",
+            "(in sample for the two thresholds; the model never trained on these answers):",
+            "",
+            "| | recall | false flags | rejecting answers flagged | precision |",
+            "|---|---|---|---|---|",
+            f"| head alone (sentences) | {alone['recall']} | {alone['false_flags']} | "
+            f"{alone['rejecting_flagged']} | {alone['precision']} |",
+            f"| head and stance model | {both['recall']} | {both['false_flags']} | "
+            f"{both['rejecting_flagged']} | {both['precision']} |",
+        ]
     for kind, title in (
         ("trained", "The committed model (trained on every pitfall)"),
         ("unseen", "Unseen pitfalls (trained without 20 % of the pitfalls, measured on them)"),

@@ -193,9 +193,17 @@ def _bar(total: int, enabled: bool) -> Callable[..., None]:
 
 
 def machine() -> str:
+    """The CPU's model name (Linux) or architecture, and the threads torch used."""
     import torch
 
-    return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return f"{name}, {torch.get_num_threads()} threads"
 
 
 def classification(labels: np.ndarray, predicted: np.ndarray) -> dict[str, Any]:
