@@ -302,8 +302,10 @@ class Grader:
             self._vectors[question.id] = cached
         return cached
 
-    def _bank_profile(self) -> BankProfile:
-        if self._profile is None:
+    def _bank_profile(self) -> BankProfile | None:
+        """The whole bank's stored vectors, once every question's are computed (a cold start
+        computes them between grades): until then no answer is compared with the bank."""
+        if self._profile is None and all(q.id in self._vectors for q in self._calibration):
             self._profile = BankProfile.build(self._calibration, self.vectors)
         return self._profile
 
@@ -311,9 +313,9 @@ class Grader:
         self, question: Question, vectors: np.ndarray, langs: np.ndarray
     ) -> Neighbour | None:
         """How the answer (its units' vectors, the whole answer last) compares with every bank
-        question (bot/scoring/relevance.py)."""
+        question (bot/scoring/relevance.py); None before the bank's vectors are all there."""
         profile = self._bank_profile()
-        if question.id not in profile.ids or profile.count < 2:
+        if profile is None or question.id not in profile.ids or profile.count < 2:
             return None
         sims = self._calibrate(vectors @ profile.vectors.T, langs, profile.langs)
         return profile.compare(question.id, sims, (POINT_FLOOR, POINT_FULL))

@@ -344,3 +344,15 @@ def test_stance_thresholds_take_the_most_recall_within_the_false_flag_target() -
         "rejecting_flagged": 0.0,
         "precision": 1.0,
     }
+
+
+def test_another_question_is_told_only_once_the_whole_bank_is_there(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    """A cold start computes the bank's vectors between grades: until they are all there, no
+    answer is compared with the bank (and none is capped for it)."""
+    fresh = Grader(grader.encoder, grader._calibration, grader.options)
+    answer = bank.questions["nan-loss-debug"].answer.en
+    assert fresh.grade(bank.questions["hooks"], answer, "en").answers_question is None
+    fresh.warm(list(bank))
+    assert fresh.grade(bank.questions["hooks"], answer, "en").answers_question == "nan-loss-debug"
