@@ -77,7 +77,9 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
         "pitfalls": len(kept),
         "pairs": len(pairs),
         "examples": example_count(stance.values()),
-        "command": "python -m bot train stance" + (f" --holdout {args.holdout}" if held else ""),
+        "command": "python -m bot train stance"
+        + (f" --holdout {args.holdout}" if held else "")
+        + (f" --epochs {epochs:g}" if args.epochs else ""),
     }
     if held:
         figures |= {"held_out": len(held), "test_pairs": len(test)} | _measure(predict, test)
