@@ -659,7 +659,7 @@ class Grader:
             points = [PointResult(p.id, False, 0.0, None) for p in points]
             pitfalls, checks = [], []
         other = None
-        if opts.neighbour and not off_topic:
+        if opts.neighbour:  # also behind the off-topic gate: the feedback can name the question
             neighbour = self.neighbour(question, unit_vectors, unit_langs)
             other = neighbour.answered() if neighbour is not None else None
         if other is not None:
