@@ -116,7 +116,6 @@ class StanceModel:
         model_cache_dir: Path | None = None,
         device: str = "cpu",
     ):
-        import torch
         from peft import PeftModel
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
@@ -136,7 +135,6 @@ class StanceModel:
         self._tokenizer = AutoTokenizer.from_pretrained(
             resolve_model_path(self.config.base, model_cache_dir)
         )
-        self._torch = torch
         log.info("stance model loaded (%d layers, %s)", self.config.layers, device)
 
     @property
@@ -148,26 +146,40 @@ class StanceModel:
         return self.config.head_floor
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
-        """(pairs, labels) probabilities for (claim, clause) pairs."""
-        result = np.zeros((len(pairs), len(self.config.labels)), dtype=np.float32)
-        if not pairs:
-            return result
-        torch = self._torch
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                batch = self._tokenizer(
-                    [pairs[i][0] for i in chunk],
-                    [pairs[i][1] for i in chunk],
-                    truncation="only_second",
-                    max_length=self.config.max_length,
-                    padding=True,
-                    return_tensors="pt",
-                ).to(self.device)
-                logits = pooled_logits(self._base, self._head, batch)
-                result[chunk] = torch.softmax(logits.float(), -1).cpu().numpy()
-        return result
+        """(pairs, labels) probabilities for (claim, sentence) pairs."""
+        return read_pairs(
+            self._base, self._head, self._tokenizer, pairs, self.config, self.device, batch_size
+        )
+
+
+def read_pairs(
+    base: Any,
+    head: Any,
+    tokenizer: Any,
+    pairs: Sequence[tuple[str, str]],
+    config: StanceConfig,
+    device: str = "cpu",
+    batch_size: int = 64,
+) -> np.ndarray:
+    """(pairs, labels) probabilities, in batches of similar length (less padding)."""
+    import torch
+
+    result = np.zeros((len(pairs), len(config.labels)), dtype=np.float32)
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            batch = tokenizer(
+                [pairs[i][0] for i in chunk],
+                [pairs[i][1] for i in chunk],
+                truncation="only_second",
+                max_length=config.max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(device)
+            logits = pooled_logits(base, head, batch)
+            result[chunk] = torch.softmax(logits.float(), -1).cpu().numpy()
+    return result
 
 
 def load_stance_model(

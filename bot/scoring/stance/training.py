@@ -25,6 +25,7 @@ from bot.scoring.stance.model import (
     StanceConfig,
     build_network,
     pooled_logits,
+    read_pairs,
     sha256_of,
 )
 from bot.scoring.stance.pairs import Pair
@@ -156,22 +157,8 @@ def train(
         sums = {name: sha256_of(out_dir / name) for name in (ADAPTER_FILE, HEAD_FILE)}
         replace(config, sha256=sums).save(out_dir)
 
-    def predict(items: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
-        result = np.zeros((len(items), len(LABELS)), dtype=np.float32)
-        with torch.inference_mode():
-            for start in range(0, len(items), batch_size):
-                part = items[start : start + batch_size]
-                encoded = tokenizer(
-                    [a for a, _ in part],
-                    [b for _, b in part],
-                    truncation="only_second",
-                    max_length=config.max_length,
-                    padding=True,
-                    return_tensors="pt",
-                )
-                logits = pooled_logits(model, head, encoded)
-                result[start : start + len(part)] = torch.softmax(logits, -1).numpy()
-        return result
+    def predict(items: Sequence[tuple[str, str]]) -> np.ndarray:
+        return read_pairs(model, head, tokenizer, items, config)
 
     return predict, report
 
