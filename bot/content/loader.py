@@ -61,9 +61,10 @@ def load_bank(directory: Path = DEFAULT_BANK_DIR) -> QuestionBank:
     digest = hashlib.sha256()
     questions: dict[str, Question] = {}
     for path in files:
-        raw = path.read_bytes()
-        digest.update(path.name.encode() + b"\0" + raw)
         question = _load_file(path)
+        # The texts the grader embeds, not the file: editing a check keeps the stored vectors.
+        texts = question.model_dump_json(exclude={"checks"})
+        digest.update(path.name.encode() + b"\0" + texts.encode())
         if question.id in questions:
             raise BankError(f"{path.name}: duplicate question id {question.id!r}")
         questions[question.id] = question

@@ -82,6 +82,22 @@ class Pitfall(Strict):
     _id = field_validator("id")(_check_id)
 
 
+class Check(Strict):
+    """A short Python snippet, run on CPU PyTorch by the test suite, that demonstrates what the
+    question claims: `shows` names the key point or pitfall (its correction) it proves."""
+
+    shows: tuple[str, ...] = Field(min_length=1)
+    code: str
+    needs: str | None = None  # "gpu" or "processes": skipped where the machine lacks it
+
+    @field_validator("needs")
+    @classmethod
+    def _known_need(cls, value: str | None) -> str | None:
+        if value not in (None, "gpu", "processes"):
+            raise ValueError("needs is gpu or processes")
+        return value
+
+
 class Question(Strict):
     id: str
     level: Level
@@ -94,6 +110,7 @@ class Question(Strict):
     pitfalls: tuple[Pitfall, ...] = Field(min_length=1, max_length=4)
     follow_ups: tuple[str, ...] = ()
     code: str | None = None
+    checks: tuple[Check, ...] = ()
 
     _id = field_validator("id")(_check_id)
 
@@ -108,6 +125,10 @@ class Question(Strict):
                 raise ValueError(f"duplicate {kind} ids: {', '.join(dupes)}")
         if self.id in self.follow_ups:
             raise ValueError("a question cannot follow up on itself")
+        known = {k.id for k in self.key_points} | {p.id for p in self.pitfalls}
+        unknown = sorted({s for c in self.checks for s in c.shows} - known)
+        if unknown:
+            raise ValueError(f"checks show unknown key points or pitfalls: {', '.join(unknown)}")
         return self
 
     def key_point(self, point_id: str) -> KeyPoint:
