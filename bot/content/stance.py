@@ -7,9 +7,11 @@ writers who saw the bank and no labelled answer set (content/stance/README.md).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import Field, ValidationError
@@ -18,6 +20,8 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import LANGUAGES, Strict
 
 DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
+# Sentences of real labelled answers (scripts/stance_answer_sentences.py).
+ANSWERS_FILE = "answers.jsonl"
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
 MINIMUM = {"asserts": 4, "rejects": 4, "neither": 2}
@@ -50,6 +54,32 @@ class PitfallStance(Strict):
 class StanceFile(Strict):
     question: str
     pitfalls: tuple[PitfallStance, ...]
+
+
+class AnswerSentence(Strict):
+    """A sentence of a labelled answer of content/eval or content/heldout, with its stance on
+    one pitfall of its question."""
+
+    question: str
+    pitfall: str
+    lang: Literal["ru", "en"]
+    label: Literal["asserts", "neither"]
+    text: str
+    source: str  # the answer set it comes from
+
+
+def load_answer_sentences(directory: Path = DEFAULT_STANCE_DIR) -> list[AnswerSentence]:
+    """The folder's answers.jsonl, or nothing where it has none."""
+    path = directory / ANSWERS_FILE
+    if not path.exists():
+        return []
+    rows: list[AnswerSentence] = []
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        try:
+            rows.append(AnswerSentence.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise StanceError(f"{ANSWERS_FILE}:{number}: {exc}") from exc
+    return rows
 
 
 def load_stance(directory: Path = DEFAULT_STANCE_DIR) -> dict[str, StanceFile]:

@@ -56,9 +56,10 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        if args.blind2:
-            # Read once, for the published figure (content/blind2/README.md); alone.
-            datasets = [load_bank_eval(root / "blind2", "content/blind2 (read once)")]
+        for name in ("blind2", "blind3"):
+            if getattr(args, name, False):
+                # Read once, for the published figure (content/<name>/README.md); alone.
+                datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]
     return datasets + [load_external(Path(f)) for f in args.files]
 
 

@@ -1,12 +1,13 @@
-"""`python -m bot train stance-thresholds`: when the stance model turns a near miss of the
-pitfall head into "you said this" (bot/scoring/stance/judge.py): the head's lowest logit it reads
-(`head_floor`) and the P(asserts) it needs (`flag_at`), chosen on the tuning sets (content/eval,
-content/heldout, content/blind; never content/blind2) for the highest recall at which at most
+"""`python -m bot train stance-thresholds`: when the stance model says "you said this"
+(bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`) and the
+P(asserts) it needs (`flag_at`), chosen on content/blind for the highest recall at which at most
 FLAG_TARGET of the answers that hold no misconception get a flag, and written into the
 artefact's stance.json with the figures.
 
-The stance model was not trained on these sets, but the two thresholds are fitted to them: the
-figures printed are in-sample for the thresholds.
+content/blind, because the stance model is trained on sentences of content/eval and
+content/heldout (content/stance/answers.jsonl): thresholds fitted there would be fitted to what
+the model has learnt by heart. The figures on blind are in-sample for the thresholds; those on
+eval and heldout, printed beside them, are in-sample for the model. Never content/blind2 or 3.
 """
 
 from __future__ import annotations
@@ -29,15 +30,19 @@ FLAG_TARGET = (
     0.03  # as the pitfall head's "said" (docs/grading.md): 0.05 is the goal on new answers
 )
 HEAD_FLOORS = tuple(f / 10 for f in range(-10, 12))  # -1.0 … 1.1, below the head's own 1.2
-TUNING_SETS = ("eval", "heldout", "blind")
+THRESHOLD_SET = "blind"
+TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
+
+
+Reading = tuple[str, float, float, float]  # pitfall, head raw logit, gated logit, P(asserts)
 
 
 def readings(
     grader: Grader, bank: QuestionBank, samples: list[Sample], floor: float
-) -> list[list[tuple[str, float, float]]]:
-    """Per answer: (pitfall, head logit, P(asserts)) of each pitfall's best candidate."""
-    result: list[list[tuple[str, float, float]]] = []
+) -> list[list[Reading]]:
+    """Per answer: the readings of its candidate sentences (Grader.pair_readings)."""
+    result: list[list[Reading]] = []
     for start in range(0, len(samples), CHUNK):
         chunk = samples[start : start + CHUNK]
         jobs = [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in chunk]
@@ -46,13 +51,17 @@ def readings(
 
 
 def flagged(
-    read: list[list[tuple[str, float, float]]], head_flag_at: float, floor: float, at: float
+    read: list[list[Reading]], head_flag_at: float, floor: float, at: float
 ) -> list[dict[str, float]]:
     """Per answer, the pitfalls said (as `best` for `rates`: a flag is a value >= 0.5)."""
-    return [
-        {pid: float(logit >= head_flag_at or (logit >= floor and p >= at)) for pid, logit, p in r}
-        for r in read
-    ]
+    result: list[dict[str, float]] = []
+    for r in read:
+        said: dict[str, float] = {}
+        for pid, logit, gated, p in r:
+            hit = gated >= head_flag_at or (logit >= floor and p >= at)
+            said[pid] = max(said.get(pid, 0.0), float(hit))
+        result.append(said)
+    return result
 
 
 def rates(
@@ -78,7 +87,7 @@ def rates(
 
 
 def choose(
-    samples: list[Sample], read: list[list[tuple[str, float, float]]], head_flag_at: float
+    samples: list[Sample], read: list[list[Reading]], head_flag_at: float
 ) -> tuple[float, float]:
     """(head_floor, flag_at) with the highest recall within FLAG_TARGET false flags."""
     best: tuple[float, float, float] = (-1.0, HEAD_FLOORS[-1], 1.01)
@@ -98,19 +107,25 @@ def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEI
         print("error: no stance model or pitfall head for this embedding model")
         return 2
     root = settings.content_dir.parent
-    samples = [s for name in TUNING_SETS for s in load_bank_eval(root / name, name).samples]
-    read = readings(grader, bank, samples, HEAD_FLOORS[0])
     head_flag_at = grader.head.flag_at
-    floor, at = choose(samples, read, head_flag_at)
-    head_only = flagged(read, head_flag_at, floor, 2.0)
+    by_set = {
+        name: load_bank_eval(root / name, name).samples for name in (THRESHOLD_SET, *TRAINED_SETS)
+    }
+    read = {
+        name: readings(grader, bank, samples, HEAD_FLOORS[0]) for name, samples in by_set.items()
+    }
+    floor, at = choose(by_set[THRESHOLD_SET], read[THRESHOLD_SET], head_flag_at)
     figures: dict[str, Any] = {
-        "sets": [f"content/{name}" for name in TUNING_SETS],
-        "answers": len(samples),
+        "chosen_on": f"content/{THRESHOLD_SET}",
+        "answers": len(by_set[THRESHOLD_SET]),
         "head_floor": floor,
         "flag_at": at,
-        "head_and_stance": rates(samples, flagged(read, head_flag_at, floor, at), 0.5),
-        "head_alone": rates(samples, head_only, 0.5),
     }
+    for name, samples in by_set.items():
+        figures[name] = {
+            "head_and_stance": rates(samples, flagged(read[name], head_flag_at, floor, at), 0.5),
+            "head_alone": rates(samples, flagged(read[name], head_flag_at, floor, 2.0), 0.5),
+        }
     config = StanceConfig.load(directory)
     trained = config.trained | {"thresholds": figures}
     stamp = {"date": date.today().isoformat(), "command": "python -m bot train stance-thresholds"}

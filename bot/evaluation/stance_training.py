@@ -22,9 +22,21 @@ import numpy as np
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
-from bot.content.stance import DEFAULT_STANCE_DIR, LABELS, example_count, load_stance
+from bot.content.stance import (
+    DEFAULT_STANCE_DIR,
+    LABELS,
+    example_count,
+    load_answer_sentences,
+    load_stance,
+)
 from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
-from bot.scoring.stance.pairs import Pair, build_pairs, holdout_split, pitfall_keys
+from bot.scoring.stance.pairs import (
+    Pair,
+    answer_pairs,
+    build_pairs,
+    holdout_split,
+    pitfall_keys,
+)
 from bot.scoring.stance.training import TrainOptions, classification, machine, train
 
 CARD = Path(__file__).resolve().parents[2] / "docs" / "stance-model.md"
@@ -45,7 +57,10 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
     epochs = args.epochs or TrainOptions.epochs
     options = TrainOptions(epochs=epochs, seed=args.seed, max_steps=args.steps)
     card = args.card or CARD
-    pairs = build_pairs(bank, stance, kept, seed=args.seed)
+    answers = load_answer_sentences(args.stance_dir or DEFAULT_STANCE_DIR)
+    pairs = build_pairs(bank, stance, kept, seed=args.seed) + answer_pairs(
+        bank, answers, kept, seed=args.seed
+    )
     test = build_pairs(bank, stance, held, seed=args.seed) if held else []
     timing = args.steps is not None
     out = None if held or timing else (args.out or WEIGHTS_DIR)
@@ -77,6 +92,7 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
         "pitfalls": len(kept),
         "pairs": len(pairs),
         "examples": example_count(stance.values()),
+        "answer_sentences": len(answers),
         "command": "python -m bot train stance"
         + (f" --holdout {args.holdout}" if held else "")
         + (f" --epochs {epochs:g}" if args.epochs else ""),
@@ -137,32 +153,39 @@ def render_card(data: dict[str, Any]) -> str:
         "  adapter (peft) on their linear layers and a linear head over the mean token vector; the",
         "  embedding matrix and the base weights are frozen. The artefact is the adapter and the",
         "  head (`bot/scoring/stance/weights/`, sha256 in `stance.json`).",
-        "- Data: `content/stance/` (written blind from the bank) plus pairs built from the bank",
-        "  (corrections as rejects, key points and other pitfalls' assertions as neither).",
+        "- Data: `content/stance/` (written blind from the bank), sentences of real labelled",
+        "  answers of content/eval and content/heldout (`content/stance/answers.jsonl`), and",
+        "  pairs built from the bank (corrections as rejects, key points and other pitfalls'",
+        "  assertions as neither).",
     ]
     thresholds = data.get("thresholds")
     if thresholds is not None:
-        both, alone = thresholds["head_and_stance"], thresholds["head_alone"]
         lines += [
             "",
             "## How the grader uses it",
             "",
-            "The pitfall head shortlists: per pitfall, the sentence it finds most likely to state",
-            "it. A sentence the head already says holds the misconception keeps its flag; one the",
-            f"head scores at logit {thresholds['head_floor']} or more, below its own threshold, is",
-            f"said to hold it when this model's P(asserts) is {thresholds['flag_at']} or more.",
-            f"Both numbers were chosen by `{thresholds['command']}` ({thresholds['date']}) on",
-            f"{', '.join(thresholds['sets'])} ({thresholds['answers']} answers), for the most",
-            "recall at no more than 3 % of the answers without a misconception flagged. There",
-            "(in sample for the two thresholds; the model never trained on these answers):",
+            "The pitfall head shortlists: per pitfall, the two sentences with its highest logit",
+            "(before its marker and polarity gates), if that logit is "
+            f"{thresholds['head_floor']} or more.",
+            "A pitfall is said when this model's P(asserts) for one of them is "
+            f"{thresholds['flag_at']} or more;",
+            "a sentence the head already says holds it keeps its flag. Both numbers were chosen",
+            f"by `{thresholds['command']}` ({thresholds['date']}) on {thresholds['chosen_on']}",
+            f"({thresholds['answers']} answers), for the most recall at no more than 3 % of the",
+            "answers without a misconception flagged. content/eval and content/heldout lent",
+            "sentences to the training data, so their figures are in sample for the model:",
             "",
-            "| | recall | false flags | rejecting answers flagged | precision |",
-            "|---|---|---|---|---|",
-            f"| head alone (sentences) | {alone['recall']} | {alone['false_flags']} | "
-            f"{alone['rejecting_flagged']} | {alone['precision']} |",
-            f"| head and stance model | {both['recall']} | {both['false_flags']} | "
-            f"{both['rejecting_flagged']} | {both['precision']} |",
+            "| set | reader | recall | false flags | rejecting answers flagged | precision |",
+            "|---|---|---|---|---|---|",
         ]
+        for name in ("blind", "eval", "heldout"):
+            for reader, title in (("head_alone", "head alone"), ("head_and_stance", "with stance")):
+                f = thresholds.get(name, {}).get(reader)
+                if f is not None:
+                    lines.append(
+                        f"| {name} | {title} | {f['recall']} | {f['false_flags']} | "
+                        f"{f['rejecting_flagged']} | {f['precision']} |"
+                    )
     for kind, title in (
         ("trained", "The committed model (trained on every pitfall)"),
         ("unseen", "Unseen pitfalls (trained without 20 % of the pitfalls, measured on them)"),
@@ -181,8 +204,15 @@ def render_card(data: dict[str, Any]) -> str:
             f"- Data: {figures['pitfalls']} pitfalls, {figures['pairs']} training pairs "
             f"(written examples: "
             + ", ".join(f"{k} {v}" for k, v in figures["examples"].items())
+            + (
+                f"; answer sentences: {figures['answer_sentences']}"
+                if "answer_sentences" in figures
+                else ""
+            )
             + ")",
         ]
+        if "note" in figures:  # e.g. a run on an older version of the data
+            lines.append(f"- Note: {figures['note']}")
         if kind == "trained":
             measured = figures["in_sample"]
             lines += [

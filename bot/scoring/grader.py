@@ -28,7 +28,7 @@ from bot.scoring.pitfalls import (
     unit_features,
 )
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP, BankProfile, Neighbour
-from bot.scoring.stance.judge import Candidates, PairModel, candidates, read_all, verdicts
+from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
@@ -413,9 +413,9 @@ class Grader:
 
     def _readings(
         self, model: PairModel, analyses: list[_Analysis], floor: float
-    ) -> list[tuple[list[str], Candidates, np.ndarray, np.ndarray]]:
-        """Per answer: its sentences, the head's best candidate sentence per pitfall at `floor`
-        or more, the stance model's P(asserts) for each (all answers in one call), and the
+    ) -> list[tuple[list[str], list[Candidate], np.ndarray, np.ndarray]]:
+        """Per answer: its sentences, the head's candidate sentences per pitfall at `floor` or
+        more, the stance model's P(asserts) for each (all answers in one call), and the
         sentences' claim similarities."""
         assert self.head is not None
         rows, sims = [], []
@@ -428,9 +428,10 @@ class Grader:
                 for i, u in enumerate(a.units[: candidate_count(a.units)])
                 if not self.options.clauses or u in sentences
             ]
-            said = said_logits(a.matrix, self.head.logits(a.matrix))[index]
+            raw = self.head.logits(a.matrix)
+            said = said_logits(a.matrix, raw)[index]
             chosen = [a.units[i] for i in index]
-            rows.append((chosen, candidates(a.question, chosen, said, floor)))
+            rows.append((chosen, candidates(a.question, chosen, raw[index], said, floor)))
             sims.append(a.claim_sims[index])
         return [
             (chosen, found, asserts, claim_sims)
@@ -441,9 +442,9 @@ class Grader:
 
     def pair_readings(
         self, jobs: Sequence[tuple[Question, str, str | None]], floor: float
-    ) -> list[list[tuple[str, float, float]]]:
-        """For choosing the stance thresholds: per answer, (pitfall id, the head's logit, the
-        stance model's P(asserts)) of each pitfall's best candidate sentence at `floor`."""
+    ) -> list[list[tuple[str, float, float, float]]]:
+        """For choosing the stance thresholds: per answer, (pitfall id, the head's raw logit,
+        its gated logit, the stance model's P(asserts)) of each candidate sentence at `floor`."""
         if self.stance is None or self.head is None:
             return [[] for _ in jobs]
         prepared = self._prepare(jobs)
@@ -454,7 +455,7 @@ class Grader:
             if units
         ]
         readings = iter(self._readings(self.stance, analyses, floor))
-        result: list[list[tuple[str, float, float]]] = []
+        result: list[list[tuple[str, float, float, float]]] = []
         for question, _, _, units in prepared:
             if not units:
                 result.append([])
@@ -462,8 +463,8 @@ class Grader:
             _, found, asserts, _ = next(readings)
             result.append(
                 [
-                    (question.pitfalls[j].id, logit, float(p))
-                    for (_, j), logit, p in zip(found.pairs, found.logits, asserts, strict=True)
+                    (question.pitfalls[c.pitfall].id, c.logit, c.said, float(p))
+                    for c, p in zip(found, asserts, strict=True)
                 ]
             )
         return result
@@ -610,8 +611,11 @@ class Grader:
             covered = credit >= _ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
             credits.append(credit * point.weight)
             # A clause of a sentence flagged as a misconception may still earn credit (measured:
-            # docs/grading.md), but is not quoted as "your words" under a covered point.
-            quoted = covered and not any(units[best_unit] in p.evidence for p in pitfalls)
+            # docs/grading.md), but is not quoted as "your words" under a covered point; nor is
+            # one the user is asked to check (a hint): the same words under ✅ and under ⚠️.
+            quoted = covered and not any(
+                units[best_unit] in p.evidence for p in (*pitfalls, *checks)
+            )
             points.append(
                 PointResult(
                     point.id, covered, round(credit, 3), units[best_unit] if quoted else None

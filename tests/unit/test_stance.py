@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,10 +11,13 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from bot.content.stance import (
+    ANSWERS_FILE,
     MINIMUM,
     Examples,
     PitfallStance,
+    StanceError,
     StanceFile,
+    load_answer_sentences,
     load_stance,
     stance_problems,
 )
@@ -26,7 +30,15 @@ from bot.scoring.stance.model import (
     StanceModelError,
     load_stance_model,
 )
-from bot.scoring.stance.pairs import ASSERTS, NEITHER, REJECTS, build_pairs, holdout_split
+from bot.scoring.stance.pairs import (
+    ANSWER_REPEAT,
+    ASSERTS,
+    NEITHER,
+    REJECTS,
+    answer_pairs,
+    build_pairs,
+    holdout_split,
+)
 from bot.scoring.stance.training import TrainOptions, classification, train
 
 
@@ -141,6 +153,62 @@ def test_pairs_carry_written_labels_corrections_key_points_and_hard_negatives(
     assert negatives and all(p.label == NEITHER and p.text in others for p in negatives)
 
 
+def test_real_answer_sentences_become_pairs_only_for_kept_pitfalls(
+    bank: QuestionBank, tmp_path: Path
+) -> None:
+    rows = [
+        {
+            "question": "zero-grad",
+            "pitfall": "zero-grad-resets-weights",
+            "lang": "en",
+            "label": "asserts",
+            "text": "zero_grad wipes the weights back to zero",
+            "source": "eval",
+        },
+        {
+            "question": "zero-grad",
+            "pitfall": "zero-grad-resets-weights",
+            "lang": "ru",
+            "label": "neither",
+            "text": "backward копит градиенты",
+            "source": "heldout",
+        },
+        {
+            "question": "train-vs-eval",
+            "pitfall": "eval-disables-grad",
+            "lang": "en",
+            "label": "neither",
+            "text": "eval switches dropout off",
+            "source": "eval",
+        },
+    ]
+    (tmp_path / ANSWERS_FILE).write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8"
+    )
+    loaded = load_answer_sentences(tmp_path)
+    assert [r.text for r in loaded] == [r["text"] for r in rows]
+    pairs = answer_pairs(bank, loaded, ["zero-grad/zero-grad-resets-weights"])
+    claim = bank.questions["zero-grad"].pitfall("zero-grad-resets-weights").claim
+    # An assertion counts ANSWER_REPEAT times; the held-out pitfall's sentence is left out.
+    assert sorted((p.claim, p.text, p.label) for p in pairs) == sorted(
+        [(claim.en, rows[0]["text"], ASSERTS)] * ANSWER_REPEAT
+        + [(claim.ru, rows[1]["text"], NEITHER)]
+    )
+    assert {p.source for p in pairs} == {"answer"}
+    (tmp_path / ANSWERS_FILE).write_text('{"question": "zero-grad"}\n', "utf-8")
+    with pytest.raises(StanceError, match=r"answers\.jsonl:1"):
+        load_answer_sentences(tmp_path)
+    assert load_answer_sentences(tmp_path / "missing") == []
+
+
+def test_the_committed_answer_sentences_name_bank_pitfalls(bank: QuestionBank) -> None:
+    rows = load_answer_sentences()
+    assert {r.label for r in rows} == {"asserts", "neither"}
+    assert {r.source for r in rows} <= {"eval", "heldout"}  # never a blind set
+    for r in rows:
+        bank.questions[r.question].pitfall(r.pitfall)  # raises where the bank lacks it
+
+
 @pytest.fixture(scope="module")
 def tiny_artefact(bank: QuestionBank, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few training steps on two pitfalls, one layer of the small model: the real pipeline
@@ -231,22 +299,27 @@ class ScriptedStance:
         return np.array(rows, dtype=np.float32).reshape(-1, 3)
 
 
-def test_the_pair_model_decides_on_the_heads_near_misses(bank: QuestionBank) -> None:
+def test_the_pair_model_reads_the_heads_best_sentences_before_its_gates(
+    bank: QuestionBank,
+) -> None:
     question = bank.questions["train-vs-eval"]
-    sentences = ["alpha sentence", "beta sentence"]
-    said = np.array([[0.9, -np.inf], [0.5, 0.1]])  # -inf: a gate forbids "said"
-    found = candidates(question, sentences, said, floor=0.2)
-    assert found.pairs == [(0, 0)]  # pitfall 1's best is 0.1, under the floor
+    sentences = ["alpha sentence", "beta sentence", "gamma sentence"]
+    raw = np.array([[0.9, -1.0], [0.5, 0.1], [0.3, 0.0]])
+    said = np.array([[0.9, -np.inf], [-np.inf, 0.1], [0.3, -np.inf]])  # -inf: a gate says no
+    found = candidates(question, sentences, raw, said, floor=0.2, per_pitfall=2)
+    # Pitfall 0: its two best by raw logit; pitfall 1: none reaches the floor.
+    assert [(c.sentence, c.pitfall) for c in found] == [(0, 0), (1, 0)]
     model = ScriptedStance({})
-    sims = np.zeros((2, 2))
-    # The head's own flag (logit 0.9 at flag_at 0.8) stands, whatever the pair model says.
-    kept = verdicts(model, question, sentences, found, np.array([0.1]), 0.8, sims)
-    assert [h.id for h in kept] == [question.pitfalls[0].id]
-    # A near miss (0.9 under a head flag_at of 1.2) is said only when the pair model is sure.
-    assert not verdicts(model, question, sentences, found, np.array([0.5]), 1.2, sims)
-    hits = verdicts(model, question, sentences, found, np.array([0.75]), 1.2, sims)
+    sims = np.zeros((3, 2))
+    # The head's own flag (gated logit 0.9 at flag_at 0.8) stands, whatever the pair model says.
+    kept = verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims)
+    assert [(h.id, h.evidence) for h in kept] == [(question.pitfalls[0].id, "alpha sentence")]
+    # Under a head flag_at of 1.2, said only when the pair model is sure of one candidate ...
+    assert not verdicts(model, question, sentences, found, np.array([0.5, 0.55]), 1.2, sims)
+    # ... and a sentence the head's gates refuse can be the one (quoted, with its probability).
+    hits = verdicts(model, question, sentences, found, np.array([0.3, 0.75]), 1.2, sims)
     assert [(h.id, h.evidence, h.probability) for h in hits] == [
-        (question.pitfalls[0].id, "alpha sentence", 0.75)
+        (question.pitfalls[0].id, "beta sentence", 0.75)
     ]
 
 
@@ -328,12 +401,13 @@ def test_stance_thresholds_take_the_most_recall_within_the_false_flag_target() -
         sample("strong"),
         sample("rejects", rejects="a"),
     ]
-    # (pitfall, the head's logit, P(asserts)) of each pitfall's best candidate sentence.
+    # (pitfall, the head's raw logit, its gated logit, P(asserts)) of each candidate sentence.
+    ninf = -np.inf
     read = [
-        [("a", 1.5, 0.1)],  # the head says it (flag_at 1.2), whatever the pair model reads
-        [("b", 0.5, 0.9), ("a", 0.0, 0.2)],  # a near miss the pair model is sure of
-        [("a", 0.3, 0.95)],  # a clean answer: a flag here is false
-        [("a", -0.5, 0.99)],  # a rejecting answer
+        [("a", 1.5, 1.5, 0.1)],  # the head says it (flag_at 1.2), whatever the pair model reads
+        [("b", 0.5, ninf, 0.9), ("b", 0.6, ninf, 0.3), ("a", 0.0, 0.0, 0.2)],  # a gated one
+        [("a", 0.3, 0.3, 0.95)],  # a clean answer: a flag here is false
+        [("a", -0.5, -0.5, 0.99)],  # a rejecting answer
     ]
     assert rates(samples, flagged(read, 1.2, 2.0, 2.0), 0.5)["recall"] == 0.5  # head alone
     floor, at = choose(samples, read, 1.2)

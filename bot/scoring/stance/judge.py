@@ -1,12 +1,13 @@
-"""The stance model as the second reader of the pitfall head's candidates.
+"""The stance model as the pitfall head's second reader.
 
 The head (bot/scoring/pitfalls.py) scores every (sentence, pitfall) pair from the bi-encoder's
-signals and says "you said this" at its own threshold. Measured on the tuning sets, the stance
-model alone was less precise than the head (docs/stance-model.md), but the two disagree in useful
-places: a sentence the head finds close to a claim, but not close enough to say so, is said to
-hold it when the stance model, reading the claim and the sentence together, is confident that it
-asserts it. So the head shortlists, the pair model decides on its near misses, and every flag
-carries the pair model's P(asserts).
+signals and says "you said this" at its own threshold, but only on a sentence that shares a
+marker word with the claim and the claim's polarity: an assertion in a candidate's own words
+("you can just skip the division, torch averages for you") often has neither. So the head
+shortlists, by its raw logit before those gates, up to PER_PITFALL sentences per pitfall, and the
+pair model, reading the claim and the sentence together, decides: a pitfall is said when one of
+them asserts it at `flag_at`. The head's own flags stay, and every flag carries the pair
+model's P(asserts).
 
 A sentence, not a clause, is what the model reads: "many think X, but that is wrong" split at
 "but" leaves a clause "many think X" that, alone, is ambiguous.
@@ -25,61 +26,71 @@ from bot.scoring.pitfalls import PitfallHit
 from bot.scoring.stance.model import ASSERTS
 from bot.scoring.text import detect_language
 
+PER_PITFALL = 2  # sentences read per pitfall: the head's best by raw logit
+
 
 class PairModel(Protocol):
     @property
-    def flag_at(self) -> float: ...  # P(asserts) that turns a near miss into "said"
+    def flag_at(self) -> float: ...  # P(asserts) that says "you said this"
 
     @property
-    def head_floor(self) -> float: ...  # the head's lowest logit the pair model reads
+    def head_floor(self) -> float: ...  # the head's lowest raw logit the pair model reads
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
-class Candidates:
-    """One answer's pairs for the pair model: (sentence, pitfall) indices, the claim in the
-    sentence's language, and the head's logit for the pair."""
-
-    pairs: list[tuple[int, int]]
-    claims: list[str]
-    logits: list[float]
+class Candidate:
+    sentence: int
+    pitfall: int
+    claim: str  # in the sentence's language
+    logit: float  # the head's raw logit for the pair
+    said: float  # the head's logit where it may say "you said this", -inf elsewhere
 
 
 def candidates(
-    question: Question, sentences: Sequence[str], said: np.ndarray, floor: float
-) -> Candidates:
-    """said: (sentences, pitfalls) the head's logits where a "said" flag is allowed (-inf
-    elsewhere: bot/scoring/pitfall_head.said_logits). Per pitfall, its best sentence if that
-    reaches `floor`."""
-    pairs: list[tuple[int, int]] = []
-    claims: list[str] = []
-    logits: list[float] = []
+    question: Question,
+    sentences: Sequence[str],
+    raw: np.ndarray,
+    said: np.ndarray,
+    floor: float,
+    per_pitfall: int = PER_PITFALL,
+) -> list[Candidate]:
+    """raw, said: (sentences, pitfalls) the head's logits, before and after its gates
+    (bot/scoring/pitfall_head.said_logits). Per pitfall, its best `per_pitfall` sentences by
+    raw logit at `floor` or more, and the head's own best sentence where it reaches `floor`."""
+    found: list[Candidate] = []
     for j, pitfall in enumerate(question.pitfalls):
         if not len(sentences):
             break
-        i = int(np.argmax(said[: len(sentences), j]))
-        if said[i, j] >= floor:
-            pairs.append((i, j))
-            claims.append(pitfall.claim.get(detect_language(sentences[i])))
-            logits.append(float(said[i, j]))
-    return Candidates(pairs, claims, logits)
+        best = [int(i) for i in np.argsort(-raw[:, j], kind="stable")[:per_pitfall]]
+        head = int(np.argmax(said[:, j]))
+        chosen = [i for i in best if raw[i, j] >= floor]
+        if said[head, j] >= floor and head not in chosen:
+            chosen.append(head)
+        found += [
+            Candidate(
+                i,
+                j,
+                pitfall.claim.get(detect_language(sentences[i])),
+                float(raw[i, j]),
+                float(said[i, j]),
+            )
+            for i in chosen
+        ]
+    return found
 
 
 def read_all(
-    model: PairModel, answers: Sequence[tuple[Sequence[str], Candidates]]
+    model: PairModel, answers: Sequence[tuple[Sequence[str], list[Candidate]]]
 ) -> list[np.ndarray]:
-    """P(asserts) of every candidate pair of every answer, in one model call."""
-    flat = [
-        (claim, sentences[i])
-        for sentences, c in answers
-        for (i, _), claim in zip(c.pairs, c.claims, strict=True)
-    ]
+    """P(asserts) of every candidate of every answer, in one model call."""
+    flat = [(c.claim, sentences[c.sentence]) for sentences, found in answers for c in found]
     probabilities = model.probabilities(flat)[:, ASSERTS] if flat else np.zeros(0)
     result, start = [], 0
-    for _, c in answers:
-        result.append(probabilities[start : start + len(c.pairs)])
-        start += len(c.pairs)
+    for _, found in answers:
+        result.append(probabilities[start : start + len(found)])
+        start += len(found)
     return result
 
 
@@ -87,22 +98,30 @@ def verdicts(
     model: PairModel,
     question: Question,
     sentences: Sequence[str],
-    found: Candidates,
+    found: list[Candidate],
     asserts: np.ndarray,
     head_flag_at: float,
     claim_sims: np.ndarray,
 ) -> list[PitfallHit]:
-    """The pitfalls said: those the head says (now with the pair model's probability), and its
-    near misses that the pair model finds asserted at `model.flag_at`."""
+    """The pitfalls said: those whose candidate the pair model finds asserted at
+    `model.flag_at` (quoting that sentence), and those the head says (with the pair model's
+    probability for the head's sentence)."""
     said: list[PitfallHit] = []
-    for (i, j), logit, p in zip(found.pairs, found.logits, asserts, strict=True):
-        if logit >= head_flag_at or p >= model.flag_at:
-            said.append(
-                PitfallHit(
-                    question.pitfalls[j].id,
-                    round(float(claim_sims[i, j]), 3),
-                    sentences[i],
-                    probability=round(float(p), 3),
-                )
+    for j, pitfall in enumerate(question.pitfalls):
+        mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
+        if not mine:
+            continue
+        best, p = max(mine, key=lambda item: item[1])
+        if p < model.flag_at:
+            best, p = max(mine, key=lambda item: item[0].said)
+            if best.said < head_flag_at:
+                continue
+        said.append(
+            PitfallHit(
+                pitfall.id,
+                round(float(claim_sims[best.sentence, j]), 3),
+                sentences[best.sentence],
+                probability=round(p, 3),
             )
+        )
     return said

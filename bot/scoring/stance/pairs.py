@@ -5,7 +5,10 @@ Per pitfall and language, the claim is paired with:
 - the pitfall's own correction (rejects) and the question's key points (neither: a correct
   statement on the subject is not an assertion of the misconception);
 - hard negatives (neither): sentences that assert *another* pitfall, of the same question where
-  it has one and of another question, so that "sounds wrong" is not read as "asserts this".
+  it has one and of another question, so that "sounds wrong" is not read as "asserts this";
+- sentences of real labelled answers (content/stance/answers.jsonl): how candidates actually
+  write, which the written examples only imitate. Their assertions are few, so each counts
+  ANSWER_REPEAT times.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from dataclasses import dataclass
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import LANGUAGES
-from bot.content.stance import LABELS, StanceFile
+from bot.content.stance import LABELS, AnswerSentence, StanceFile
 
 ASSERTS, REJECTS, NEITHER = (LABELS.index(label) for label in LABELS)
+ANSWER_REPEAT = 3
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,7 @@ class Pair:
     label: int  # index into LABELS
     pitfall: str  # "question/pitfall"
     lang: str
-    source: str  # written | correction | key-point | other-pitfall
+    source: str  # written | correction | key-point | other-pitfall | answer
 
 
 def pitfall_keys(bank: QuestionBank, stance: dict[str, StanceFile]) -> list[str]:
@@ -50,7 +54,7 @@ def build_pairs(
     stance: dict[str, StanceFile],
     keys: Collection[str],
     seed: int = 0,
-    negatives: int = 2,
+    negatives: int = 1,
 ) -> list[Pair]:
     """Pairs for the pitfalls in `keys` only: the hard negatives are drawn from them too, so a
     held-out pitfall's sentences never reach training."""
@@ -90,4 +94,22 @@ def build_pairs(
                             found.append((text, NEITHER, "other-pitfall"))
                 pairs += [Pair(claim, t, label, key, lang, source) for t, label, source in found]
     rng.shuffle(pairs)
+    return pairs
+
+
+def answer_pairs(
+    bank: QuestionBank, rows: list[AnswerSentence], keys: Collection[str], seed: int = 0
+) -> list[Pair]:
+    """Pairs from real answers' sentences, for the pitfalls in `keys` only."""
+    wanted = set(keys)
+    pairs: list[Pair] = []
+    for row in rows:
+        key = f"{row.question}/{row.pitfall}"
+        if key not in wanted:
+            continue
+        claim = bank.questions[row.question].pitfall(row.pitfall).claim.get(row.lang)
+        label = LABELS.index(row.label)
+        repeat = ANSWER_REPEAT if label == ASSERTS else 1
+        pairs += [Pair(claim, row.text, label, key, row.lang, "answer")] * repeat
+    random.Random(seed).shuffle(pairs)
     return pairs

@@ -153,6 +153,8 @@ def train(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(out_dir))
+        # peft writes a model-card template beside the adapter; the card is docs/stance-model.md.
+        (out_dir / "README.md").unlink(missing_ok=True)
         save_file({k: v.contiguous() for k, v in head.state_dict().items()}, out_dir / HEAD_FILE)
         sums = {name: sha256_of(out_dir / name) for name in (ADAPTER_FILE, HEAD_FILE)}
         replace(config, sha256=sums).save(out_dir)
