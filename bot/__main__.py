@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
+from warnings import filterwarnings
 
 from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
@@ -82,7 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind2",
         action="store_true",
-        help="only content/blind2: read it once, for the published figure",
+        help="only content/blind2 (read once, 2026-12-02: its figures are published)",
+    )
+    evaluate.add_argument(
+        "--blind3",
+        action="store_true",
+        help="only content/blind3: read it once, for the published figure",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
@@ -127,8 +133,19 @@ def _parser() -> argparse.ArgumentParser:
     questions.add_argument("--level", choices=("junior", "middle", "senior"))
     stats = sub.add_parser("stats", help="usage figures from the database (what /stats shows)")
     stats.add_argument("--json", action="store_true", help="print JSON")
-    content = sub.add_parser("content", help="content tools")
-    content.add_argument("action", choices=("check",))
+    content = sub.add_parser(
+        "content", help="content tools: check the bank, or run its executable checks"
+    )
+    content.add_argument("action", choices=("check", "checks"))
+    content.add_argument(
+        "--timeout", type=float, default=20.0, help="checks: seconds per check (default 20)"
+    )
+    content.add_argument(
+        "--processes", action="store_true", help="checks: also run those that need processes"
+    )
+    content.add_argument(
+        "--question", action="append", help="checks: only this question's (repeatable)"
+    )
     model = sub.add_parser("model", help="build a model folder that is converted locally")
     model.add_argument("action", choices=("build",))
     model.add_argument("name", nargs="?", default=MULTILINGUAL_E5, choices=(MULTILINGUAL_E5,))
@@ -169,8 +186,10 @@ def _questions(bank: QuestionBank, level: str | None, as_json: bool) -> int:
 
 
 def _content_check(bank: QuestionBank, stance_dir: Path | None = None) -> int:
-    """The bank's coverage table and warnings; fails (1) when the stance examples do not
-    cover every pitfall (bot/content/stance.py)."""
+    """The bank's coverage table and warnings, and which pitfalls have an executable check (it
+    does not run them: `content checks` does); fails (1) when the stance examples do not cover
+    every pitfall (bot/content/stance.py)."""
+    from bot.content.checks import pitfall_coverage
     from bot.content.stance import (
         DEFAULT_STANCE_DIR,
         StanceError,
@@ -207,6 +226,20 @@ def _content_check(bank: QuestionBank, stance_dir: Path | None = None) -> int:
     print("\nwarnings:" if warnings else "\nno warnings")
     for w in warnings:
         print(f"  - {w}")
+    covered, missing = pitfall_coverage(bank)
+    total = len(covered) + len(missing)
+    print(
+        f"\nexecutable checks: {sum(len(q.checks) for q in bank)} in "
+        f"{sum(1 for q in bank if q.checks)} questions (run: python -m bot content checks)"
+    )
+    print(
+        f"pitfalls with a check: {len(covered)} of {total} "
+        f"({100 * len(covered) / max(total, 1):.0f} %, target 80 %)"
+    )
+    if missing:
+        print("pitfalls without a check:")
+    for pitfall in missing:
+        print(f"  - {pitfall}")
     try:
         stance = load_stance(stance_dir or DEFAULT_STANCE_DIR)
     except StanceError as exc:
@@ -221,6 +254,32 @@ def _content_check(bank: QuestionBank, stance_dir: Path | None = None) -> int:
     for problem in problems:
         print(f"  - {problem}")
     return 1 if problems else 0
+
+
+def _content_run_checks(
+    bank: QuestionBank, timeout: float, processes: bool, only: list[str] | None
+) -> int:
+    """Runs the bank's executable checks (bot/content/checks.py) and prints a table; fails (1)
+    when one fails or times out."""
+    from bot.content.checks import CheckRunnerError, bank_checks, format_results, run_checks
+
+    unknown = sorted(set(only or ()) - set(bank.questions))
+    if unknown:
+        return _fail(f"unknown question ids: {', '.join(unknown)}")
+    items = [item for item in bank_checks(bank) if not only or item[0] in only]
+    try:
+        results = run_checks(items, timeout, processes=processes)
+    except CheckRunnerError as exc:
+        return _fail(str(exc))
+    if results:
+        print(format_results(results))
+    counts = Counter(r.outcome for r in results)
+    print(
+        f"\n{len(results)} checks: "
+        + ", ".join(f"{counts[k]} {k}" for k in ("passed", "failed", "timed out", "skipped"))
+        + f"; {sum(r.seconds for r in results):.1f} s in checks"
+    )
+    return 0 if all(r.ok for r in results) else 1
 
 
 def _grade_line(bank: QuestionBank, row: object, number: int) -> tuple[str, ...] | str:
@@ -332,8 +391,12 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(
             level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
-        # Alembic announces its plugins at INFO as soon as it is imported: noise for every command.
+        # Alembic announces its plugins at INFO as soon as it is imported, sentence-transformers
+        # each file it loads, transformers its own deprecations: noise for every command (the
+        # bot logs which model it loaded, and on which device, itself).
         logging.getLogger("alembic").setLevel(logging.WARNING)
+        logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+        filterwarnings("ignore", category=FutureWarning, module=r"transformers\.")
         if args.command == "model":  # needs no question bank
             return _model_build(settings)
         bank = load_bank(settings.content_dir)
@@ -348,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
     if args.command == "questions":
         return _questions(bank, args.level, args.json)
+    if args.command == "content" and args.action == "checks":
+        return _content_run_checks(bank, args.timeout, args.processes, args.question)
     if args.command == "content":
         return _content_check(bank)
     if args.command == "warm":
