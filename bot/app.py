@@ -33,6 +33,7 @@ from bot.storage.inbox import UpdateInbox
 from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
+from bot.telegram.failure_notice import FailureNotice
 from bot.telegram.middlewares import (
     RequestMetricsMiddleware,
     RetryMiddleware,
@@ -44,6 +45,7 @@ from bot.telegram.receiver import InboxReceiver
 from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
 from bot.telegram.shared_limits import RedisTokenBucket
+from bot.telegram.update_queue import FailurePolicy
 from bot.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
@@ -130,16 +132,25 @@ async def set_commands(bot: Bot) -> None:
 
 
 def build_receiver(
-    settings: Settings, dp: Dispatcher, bot: Bot, engine: AsyncEngine, redis: Redis | None
+    settings: Settings,
+    dp: Dispatcher,
+    bot: Bot,
+    engine: AsyncEngine,
+    redis: Redis | None,
+    interviews: InterviewService | None = None,
 ) -> InboxReceiver:
     inbox = UpdateInbox(create_session_factory(engine))
+    failures = FailurePolicy(
+        settings.update_attempts, settings.update_retry_delay, FailureNotice(bot, interviews)
+    )
     if settings.bot_mode == "webhook":
         url, secret = require_webhook(settings)
         host, port = settings.webhook_host, settings.webhook_port
         return WebhookReceiver(
-            dp, bot, inbox, engine, url, secret, host, port, redis, settings.embeddings_url
-        )
-    return InboxPoller(dp, bot, inbox, settings.polling_timeout)
+            dp, bot, inbox, engine, url, secret, host, port, redis, settings.embeddings_url,
+            failures=failures,
+        )  # fmt: skip
+    return InboxPoller(dp, bot, inbox, settings.polling_timeout, failures=failures)
 
 
 async def recover(interviews: InterviewService, delivery: Delivery) -> None:
@@ -197,7 +208,7 @@ async def run_bot(
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
         regrading = asyncio.create_task(keep_grading(services.interviews, delivery, REGRADE_EVERY))
-        receiver = build_receiver(settings, dp, bot, services.engine, redis)
+        receiver = build_receiver(settings, dp, bot, services.engine, redis, services.interviews)
         if settings.bot_mode == "polling" and settings.metrics_port is not None:
             host, port = settings.metrics_host, settings.metrics_port
             ops = OpsServer(services.engine, host, port, redis, settings.embeddings_url)

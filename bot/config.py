@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     embeddings_url: str | None = None
     # Telegram's limits shared by every replica (redis://host:6379/0); unset: per process.
     redis_url: str | None = None
+    # An update whose handler raises is tried this many times in all (waiting UPDATE_RETRY_DELAY
+    # seconds, doubled each time, in between), then recorded as failed and the person told so.
+    update_attempts: int = Field(default=3, ge=1, le=10)
+    update_retry_delay: float = Field(default=1.0, ge=0, le=60)
     # Polling mode: where /healthz and /metrics are served; unset: not served.
     metrics_host: str = "0.0.0.0"
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
@@ -120,7 +124,8 @@ class Settings(BaseSettings):
     def _webhook_url_shape(cls, value: str | None) -> str | None:
         if value in (None, ""):
             return None
-        if not value.startswith(("http://", "https://")):
+        # Telegram refuses setWebhook for anything but HTTPS: say so at start, not at the call.
+        if not value.startswith("https://") or len(value) <= len("https://"):
             raise ValueError("must start with https:// (Telegram posts only to HTTPS)")
         return value
 

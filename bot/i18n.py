@@ -208,7 +208,8 @@ TEXTS: dict[str, dict[str, str]] = {
             "Средняя оценка за 7 дней: {average}\n"
             "Вопрос дня: {daily_subscribers:подписчик|подписчика|подписчиков}, отправлено за сутки "
             "{daily_sent_24h}, не доставлено {daily_failed_24h}\n"
-            "Группы: {groups}, раундов сыграно {rounds_finished}, идёт сейчас {rounds_active}"
+            "Группы: {groups}, раундов сыграно {rounds_finished}, идёт сейчас {rounds_active}\n"
+            "Сообщений не обработано за сутки (ошибка): {updates_failed_24h}"
         ),
         "en": (
             "📊 Users: {users} ({new_users_7d} new in 7 days), interviews: {interviews}\n"
@@ -217,7 +218,8 @@ TEXTS: dict[str, dict[str, str]] = {
             "Average score, 7 days: {average}\n"
             "Daily question: {daily_subscribers:subscriber|subscribers}, {daily_sent_24h} sent in 24 h, "
             "{daily_failed_24h} failed\n"
-            "Groups: {groups}, rounds played {rounds_finished}, running now {rounds_active}"
+            "Groups: {groups}, rounds played {rounds_finished}, running now {rounds_active}\n"
+            "Messages that failed in 24 h (handler error): {updates_failed_24h}"
         ),
     },
     "stats_hardest": {
@@ -229,6 +231,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "• {id}: {average}/10 ({answers:answer|answers})",
     },
     "outdated_button": {"ru": "Эта кнопка устарела.", "en": "This button is out of date."},
+    "update_failed": {
+        "ru": "Что-то пошло не так, и я не смог обработать это сообщение. Пожалуйста, попробуйте ещё раз.",
+        "en": "Something went wrong and I could not handle that message. Please try again.",
+    },
     "grading_failed": {
         "ru": "Не удалось оценить ответ сейчас. Он сохранён: оценка придёт сама, как только получится.",
         "en": "Grading failed for now. Your answer is saved: the grade will come by itself as soon as it can.",
@@ -468,6 +474,15 @@ TEXTS: dict[str, dict[str, str]] = {
     "gcmd.settings": {"ru": "Настройки группы", "en": "Group settings"},
     "gcmd.help": {"ru": "Как играть", "en": "How to play"},
     "btn.skip": {"ru": "Пропустить ⏭", "en": "Skip ⏭"},
+    "btn.later": {"ru": "📌 Задать тот вопрос позже", "en": "📌 Ask me that question later"},
+    "later.added": {
+        "ru": "Добавил в повторения: «{question}». Он придёт с /review.",
+        "en": "Added to your reviews: «{question}». It comes with /review.",
+    },
+    "later.already": {
+        "ru": "Этот вопрос уже ждёт вас в /review.",
+        "en": "That question is already waiting in /review.",
+    },
     "btn.forget.yes": {"ru": "Удалить всё", "en": "Delete everything"},
     "btn.forget.no": {"ru": "Отмена", "en": "Cancel"},
     "btn.lang.ru": {"ru": "Русский", "en": "Русский"},

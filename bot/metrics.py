@@ -9,8 +9,17 @@ REGISTRY = CollectorRegistry()
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 UPDATES = Counter(
-    "bot_updates_total", "Updates handled, by type and outcome (ok, error)",
+    "bot_updates_total",
+    "Updates handled, by type and outcome (ok; failed: the handler raised on every try)",
     ["type", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+UPDATE_RETRIES = Counter(
+    "bot_update_retries_total", "Handler runs that raised and were tried again, by update type",
+    ["type"], registry=REGISTRY,
+)  # fmt: skip
+FAILED_UPDATES = Gauge(
+    "bot_failed_updates_24h", "Updates given up on in the last 24 hours (all replicas)",
+    registry=REGISTRY,
 )  # fmt: skip
 HANDLER_SECONDS = Histogram(
     "bot_handler_seconds", "Time from taking an update to its handler's end",

@@ -1,13 +1,19 @@
-"""The operators' HTTP endpoints: `GET /healthz` (the database, and Redis and the embedding
-service when configured, answer: 200, else 503) and
-`GET /metrics` (Prometheus). Served on the webhook's port in webhook mode, and on METRICS_PORT
-in polling mode when it is set."""
+"""The operators' HTTP endpoints, served on the webhook's port in webhook mode, and on
+METRICS_PORT in polling mode when it is set:
+
+- `GET /livez`: this replica itself, the process answering and its database reachable (200, else
+  503). What a load balancer and a container health check should ask: a blip of a service every
+  replica shares (Redis, the embedding server) must not take them all out of rotation at once.
+- `GET /healthz`: the same, plus Redis and the embedding service when configured: for people and
+  monitoring, to see which backend is down.
+- `GET /metrics`: Prometheus."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable
+from datetime import timedelta
 
 from aiohttp import ClientError, ClientSession, web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -17,13 +23,14 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.metrics import DAILY_DELIVERIES, OPEN_ROUNDS, REGISTRY
-from bot.storage.models import DailyDelivery, Round
+from bot.clock import utcnow
+from bot.metrics import DAILY_DELIVERIES, FAILED_UPDATES, OPEN_ROUNDS, REGISTRY
+from bot.storage.models import DailyDelivery, ReceivedUpdate, Round
 from bot.storage.statuses import RUNNING_ROUND_STATUSES, DeliveryStatus
 
 log = logging.getLogger(__name__)
 
-HEALTH_PATH, METRICS_PATH = "/healthz", "/metrics"
+HEALTH_PATH, LIVE_PATH, METRICS_PATH = "/healthz", "/livez", "/metrics"
 # Each /healthz probe's limit: a backend that hangs is reported as down (503), and the probes
 # run side by side, so the answer comes within this, under the 3 s the health checks allow.
 PROBE_TIMEOUT = 2.0
@@ -41,9 +48,15 @@ async def _refresh_from_database(engine: AsyncEngine) -> None:
         rounds = await conn.scalar(
             select(func.count()).select_from(Round).where(Round.status.in_(RUNNING_ROUND_STATUSES))
         )
+        failed = await conn.scalar(
+            select(func.count())
+            .select_from(ReceivedUpdate)
+            .where(ReceivedUpdate.failed_at >= utcnow() - timedelta(days=1))
+        )
     for status in DeliveryStatus:
         DAILY_DELIVERIES.labels(status.value).set(int(counts.get(status.value, 0)))
     OPEN_ROUNDS.set(int(rounds or 0))
+    FAILED_UPDATES.set(int(failed or 0))
 
 
 async def exposition(engine: AsyncEngine) -> bytes:
@@ -82,16 +95,22 @@ def ops_app(
     """`redis`, `embeddings_url`: checked by /healthz too when configured. `probe_timeout`:
     how long each check may take before it counts as failed."""
 
+    async def answer(probes: dict[str, Awaitable[object]]) -> web.Response:
+        results = await asyncio.gather(*(_check(p, probe_timeout) for p in probes.values()))
+        report = dict(zip(probes, results, strict=True))
+        healthy = all(value == "ok" for value in report.values())
+        return web.json_response(report, status=200 if healthy else 503)
+
     async def health(request: web.Request) -> web.Response:
         probes: dict[str, Awaitable[object]] = {"database": _select_one(engine)}
         if redis is not None:
             probes["redis"] = redis.ping()
         if embeddings_url:
             probes["embeddings"] = _get_ok(f"{embeddings_url.rstrip('/')}/health")
-        results = await asyncio.gather(*(_check(p, probe_timeout) for p in probes.values()))
-        report = dict(zip(probes, results, strict=True))
-        healthy = all(value == "ok" for value in report.values())
-        return web.json_response(report, status=200 if healthy else 503)
+        return await answer(probes)
+
+    async def live(request: web.Request) -> web.Response:
+        return await answer({"database": _select_one(engine)})
 
     async def metrics(request: web.Request) -> web.Response:
         try:
@@ -103,6 +122,7 @@ def ops_app(
 
     app = web.Application(client_max_size=client_max_size)
     app.router.add_get(HEALTH_PATH, health)
+    app.router.add_get(LIVE_PATH, live)
     app.router.add_get(METRICS_PATH, metrics)
     return app
 

@@ -22,6 +22,7 @@ from bot.scoring.grader import Grader
 from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.migrations import upgrade
+from tests.services import unavailable
 
 
 @pytest.fixture(scope="session")
@@ -90,8 +91,8 @@ async def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
     name = f"bot_test_{uuid.uuid4().hex[:10]}"
     try:
         await _pg_admin(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
-        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 (user postgres, db test) unusable: {exc!r}")
+    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip (or fail)
+        unavailable("PostgreSQL at 127.0.0.1:5432 (user postgres, db test)", exc)
     url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     try:
         await asyncio.to_thread(upgrade, url)
@@ -124,9 +125,9 @@ async def redis_url() -> AsyncIterator[str]:
     client = Redis.from_url(REDIS_URL)
     try:
         await client.flushdb()
-    except Exception as exc:  # no server: say why and skip
+    except Exception as exc:  # no server: say why and skip (or fail, with REQUIRE_SERVICES=1)
         await client.aclose()
-        pytest.skip(f"Redis at 127.0.0.1:6379 unusable: {exc!r}")
+        unavailable("Redis at 127.0.0.1:6379", exc)
     yield REDIS_URL
     await client.flushdb()
     await client.aclose()

@@ -51,15 +51,14 @@ async def test_replicas_starting_together_migrate_once() -> None:
     import sys
     import uuid
 
-    import pytest
-
     from tests.conftest import _pg_admin
+    from tests.services import unavailable
 
     name = f"bot_race_{uuid.uuid4().hex[:10]}"
     try:
         await _pg_admin(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip
-        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 unusable: {exc!r}")
+    except Exception as exc:  # no server, no asyncpg, no rights: say why and skip (or fail)
+        unavailable("PostgreSQL at 127.0.0.1:5432", exc)
     try:
         env = {**os.environ, "DATABASE_URL": f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"}
         runs = [

@@ -12,6 +12,7 @@ the process.
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from threading import Lock
@@ -20,11 +21,19 @@ import numpy as np
 
 from bot.scoring.encoder import Encoder, Span, TokenVectors, query_prefix
 
-CHUNK = 256  # texts per request (TEI's default max_client_batch_size is 32 or more)
+# Texts per request. TEI refuses a request over its --max-client-batch-size with 413 (default 32),
+# so the client asks GET /info for the server's limit, sends at most 32 when it cannot tell, never
+# more than MAX_BATCH, and halves its batch if a server answers 413 all the same.
+DEFAULT_BATCH = 32
+MAX_BATCH = 256
 
 
 class EmbeddingServiceError(RuntimeError):
     pass
+
+
+class _TooLarge(Exception):
+    """413: more texts in one request than the server takes."""
 
 
 class RemoteEncoder(Encoder):
@@ -42,7 +51,21 @@ class RemoteEncoder(Encoder):
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
         self._lock = Lock()
+        self.batch = self._server_batch()
         self.dimension = int(self._post([self.prefix + "dimension"]).shape[1])
+
+    def _server_batch(self) -> int:
+        """The server's max_client_batch_size from GET /info (capped at MAX_BATCH), or
+        DEFAULT_BATCH where it has no /info or does not say."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/info", timeout=self.timeout) as reply:
+                info = json.loads(reply.read())
+        except (OSError, ValueError):
+            return DEFAULT_BATCH
+        limit = info.get("max_client_batch_size") if isinstance(info, dict) else None
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
+            return min(limit, MAX_BATCH)
+        return DEFAULT_BATCH
 
     def _post(self, inputs: list[str]) -> np.ndarray:
         body = json.dumps({"inputs": inputs, "normalize": True, "truncate": True}).encode()
@@ -52,6 +75,10 @@ class RemoteEncoder(Encoder):
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as reply:
                 vectors = json.loads(reply.read())
+        except urllib.error.HTTPError as exc:
+            if exc.code == 413 and len(inputs) > 1:
+                raise _TooLarge from exc
+            raise EmbeddingServiceError(f"embedding service at {self.url}: {exc}") from exc
         except (OSError, ValueError) as exc:
             raise EmbeddingServiceError(f"embedding service at {self.url}: {exc}") from exc
         return np.asarray(vectors, dtype=np.float32).reshape(len(inputs), -1)
@@ -59,10 +86,15 @@ class RemoteEncoder(Encoder):
     def _forward(
         self, inputs: list[str], progress: Callable[[int], object] | None = None
     ) -> np.ndarray:
-        parts = []
-        for start in range(0, len(inputs), CHUNK):
-            chunk = inputs[start : start + CHUNK]
-            parts.append(self._post(chunk))
+        parts, start = [], 0
+        while start < len(inputs):
+            chunk = inputs[start : start + self.batch]
+            try:
+                parts.append(self._post(chunk))
+            except _TooLarge:  # the server's limit is lower than it said: halve and go on
+                self.batch = max(1, len(chunk) // 2)
+                continue
+            start += len(chunk)
             if progress is not None:
                 progress(len(chunk))
         result = np.concatenate(parts) if parts else np.zeros((0, self.dimension), np.float32)

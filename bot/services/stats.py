@@ -16,6 +16,7 @@ from bot.storage.models import (
     DailySubscription,
     GroupChat,
     Interview,
+    ReceivedUpdate,
     Round,
     User,
 )
@@ -52,6 +53,7 @@ class BotStats:
     groups: int
     rounds_finished: int
     rounds_active: int
+    updates_failed_24h: int  # handlers that raised on every try (bot/telegram/update_queue)
     hardest: tuple[QuestionScore, ...]  # lowest average score, graded answers in the last 30 days
 
     def as_dict(self) -> dict[str, Any]:
@@ -110,6 +112,7 @@ class StatsService:
                 groups=await count(GroupChat, GroupChat.active),
                 rounds_finished=await count(Round, Round.status.in_(ENDED_ROUND_STATUSES)),
                 rounds_active=await count(Round, Round.status.in_(RUNNING_ROUND_STATUSES)),
+                updates_failed_24h=await count(ReceivedUpdate, ReceivedUpdate.failed_at >= day),
                 hardest=tuple(
                     QuestionScore(qid, int(n), round(float(avg), 1))
                     for qid, n, avg in hardest_rows.all()

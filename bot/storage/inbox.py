@@ -127,6 +127,17 @@ class UpdateInbox:
                 .values(handled_at=utcnow())
             )
 
+    async def mark_failed(self, update_id: int, attempts: int, error: str) -> None:
+        """Done, but its handler raised on every try: kept apart from the handled ones so that
+        /stats and /metrics can count it (and a redelivered copy is not tried again)."""
+        now = utcnow()
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(ReceivedUpdate)
+                .where(ReceivedUpdate.update_id == update_id)
+                .values(handled_at=now, failed_at=now, attempts=attempts, error=error[:120])
+            )
+
     async def prune(self) -> int:
         """Forget handled updates older than Telegram could redeliver them."""
         async with self.sessions() as session, session.begin():

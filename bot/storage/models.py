@@ -309,6 +309,11 @@ class ReceivedUpdate(Base):
     # The replica handling it (bot/telegram/receiver.py); another takes it over once that
     # replica's lease has lapsed (it died), or at once when it is NULL.
     claimed_by: Mapped[str | None] = mapped_column(String(64))
+    # A handler that raised on every try (UPDATE_ATTEMPTS): when it gave up, how many tries, and
+    # the exception's type (never its message, which may quote the person's text).
+    failed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    error: Mapped[str | None] = mapped_column(String(120))
 
 
 class Lease(Base):

@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.storage.inbox import UpdateInbox
 from bot.telegram.receiver import PRUNE_EVERY, InboxReceiver
+from bot.telegram.update_queue import FailurePolicy
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,9 @@ class InboxPoller(InboxReceiver):
         polling_timeout: int,
         concurrency: int = 64,
         drain_timeout: float = 20.0,
+        failures: FailurePolicy | None = None,
     ):
-        super().__init__(dp, bot, inbox, concurrency, drain_timeout)
+        super().__init__(dp, bot, inbox, concurrency, drain_timeout, failures)
         self.polling_timeout = polling_timeout
 
     async def receive(self, allowed_updates: list[str]) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.clock import utcnow
 from bot.storage.inbox import REPLICA, UpdateInbox
 from bot.storage.leases import new_holder, release_lease, take_lease
-from bot.telegram.update_queue import UpdateQueue
+from bot.telegram.update_queue import FailurePolicy, UpdateQueue
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class InboxReceiver(ABC):
         inbox: UpdateInbox,
         concurrency: int = 64,
         drain_timeout: float = 20.0,
+        failures: FailurePolicy | None = None,
     ):
         self.dp = dp
         self.bot = bot
@@ -51,7 +52,7 @@ class InboxReceiver(ABC):
         self.sessions = inbox.sessions
         self.replica = new_holder()  # who claims the updates this receiver handles
         self.drain_timeout = drain_timeout
-        self.queue = UpdateQueue(dp, bot, inbox, concurrency)
+        self.queue = UpdateQueue(dp, bot, inbox, concurrency, failures=failures)
         self._stop = asyncio.Event()
 
     def stop(self) -> None:

@@ -2,8 +2,10 @@
 
 One sender's updates run one after another (a burst of messages is read in the order it was
 written, so an answer is never graded against a question the next message has not seen yet);
-different senders run side by side, at most `limit` at a time. Each update is marked handled in
-the inbox once its handler has finished, whether it succeeded or raised.
+different senders run side by side, at most `limit` at a time. An update whose handler raises
+is tried again a bounded number of times (a database blip, a Bot API hiccup), then recorded in the
+inbox as failed and the person told "something went wrong, please try again": never replayed
+forever, never dropped without a word. Each update is marked handled once that is decided.
 """
 
 from __future__ import annotations
@@ -13,13 +15,21 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
 
 from aiogram import Bot, Dispatcher
 from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramForbiddenError,
+    TelegramNetworkError,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
 from aiogram.types import Update
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.metrics import HANDLER_SECONDS, UPDATES
+from bot.metrics import HANDLER_SECONDS, UPDATE_RETRIES, UPDATES
 from bot.storage.inbox import UpdateInbox
 
 log = logging.getLogger(__name__)
@@ -35,6 +45,25 @@ def ordering_key(update: Update) -> Hashable:
     return ("update", update.update_id)
 
 
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What becomes of an update whose handler raises (UPDATE_ATTEMPTS, UPDATE_RETRY_DELAY)."""
+
+    attempts: int = 3  # tries in all
+    retry_delay: float = 1.0  # seconds before the second try, doubled before each next one
+    # Tells the person once the last try failed (bot/telegram/failure_notice.py); None: nobody.
+    notify: Callable[[Update], Awaitable[object]] | None = None
+
+
+def _worth_retrying(exc: Exception) -> bool:
+    """A Telegram refusal is final (the request middleware already waited out 429s and retried
+    5xx and network errors); anything else (a database blip, a bug that depends on timing) may
+    pass on another try."""
+    if isinstance(exc, TelegramAPIError):
+        return isinstance(exc, TelegramRetryAfter | TelegramServerError | TelegramNetworkError)
+    return True
+
+
 class UpdateQueue:
     def __init__(
         self,
@@ -43,10 +72,12 @@ class UpdateQueue:
         inbox: UpdateInbox,
         limit: int = 64,
         feed: Callable[[Update], Awaitable[object]] | None = None,
+        failures: FailurePolicy | None = None,
     ):
         self.dp = dp
         self.bot = bot
         self.inbox = inbox
+        self.failures = failures or FailurePolicy()
         self._slots = asyncio.Semaphore(limit)
         self._queues: dict[Hashable, deque[Update]] = {}
         self._workers: set[asyncio.Task[None]] = set()
@@ -75,22 +106,54 @@ class UpdateQueue:
             del self._queues[key]
 
     async def _handle(self, update: Update) -> None:
-        kind, outcome = update.event_type, "ok"
-        started = time.perf_counter()
+        attempts, error = await self._try(update)
+        UPDATES.labels(update.event_type, "ok" if error is None else "failed").inc()
         try:
-            await self._feed(update)
-        except Exception:  # logged like aiogram's polling does; the next update goes on
-            outcome = "error"
-            log.exception("update %s failed", update.update_id)
-        HANDLER_SECONDS.labels(kind).observe(time.perf_counter() - started)
-        UPDATES.labels(kind, outcome).inc()
-        # Even a failed update is done: one that always fails must not be replayed forever.
-        try:
-            await self.inbox.mark_handled(update.update_id)
+            if error is None:
+                await self.inbox.mark_handled(update.update_id)
+            else:
+                await self.inbox.mark_failed(update.update_id, attempts, type(error).__name__)
         except SQLAlchemyError:
-            # It was handled; left unmarked, it runs again after a restart (to the same effect).
-            # The sender's next updates must not wait for that.
-            log.exception("could not mark update %s handled", update.update_id)
+            # Left unmarked, it runs again after a restart (to the same effect). The sender's
+            # next updates must not wait for that.
+            log.exception("could not mark update %s done", update.update_id)
+        if (
+            error is not None
+            and self.failures.notify is not None
+            and not isinstance(error, TelegramForbiddenError)  # they blocked the bot
+        ):
+            try:
+                await self.failures.notify(update)
+            except Exception:  # the notice is a courtesy: the failure is recorded either way
+                log.exception("could not tell the sender of update %s it failed", update.update_id)
+
+    async def _try(self, update: Update) -> tuple[int, Exception | None]:
+        """Run the handler until it succeeds, up to `attempts` times; (tries, None) then, else
+        (tries, the last exception). Telegram refusing a request (400, 403, ...) is not tried
+        again: the same request would be refused the same way, after sending what came first
+        twice."""
+        kind, delay, attempt = update.event_type, self.failures.retry_delay, 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                await self._feed(update)
+                return attempt, None
+            except Exception as exc:
+                if attempt >= self.failures.attempts or not _worth_retrying(exc):
+                    log.exception(
+                        "update %s failed %d time(s); recorded as failed", update.update_id, attempt
+                    )
+                    return attempt, exc
+                log.warning(
+                    "update %s failed (try %d of %d); trying again in %.1f s",
+                    update.update_id, attempt, self.failures.attempts, delay, exc_info=True,
+                )  # fmt: skip
+            finally:
+                HANDLER_SECONDS.labels(kind).observe(time.perf_counter() - started)
+            UPDATE_RETRIES.labels(kind).inc()
+            await asyncio.sleep(delay)
+            delay *= 2
 
     async def join(self, timeout: float | None = None) -> bool:
         """Wait for the updates in hand; False if some were still running at the timeout

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.ops_server import ops_app
 from bot.storage.inbox import UpdateInbox
 from bot.telegram.receiver import PRUNE_EVERY, InboxReceiver
+from bot.telegram.update_queue import FailurePolicy
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,9 @@ class WebhookReceiver(InboxReceiver):
         embeddings_url: str | None = None,
         concurrency: int = 64,
         drain_timeout: float = 20.0,
+        failures: FailurePolicy | None = None,
     ):
-        super().__init__(dp, bot, inbox, concurrency, drain_timeout)
+        super().__init__(dp, bot, inbox, concurrency, drain_timeout, failures)
         self.engine = engine
         self.redis = redis
         self.embeddings_url = embeddings_url

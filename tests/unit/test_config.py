@@ -28,6 +28,8 @@ def test_defaults_work_offline(monkeypatch: pytest.MonkeyPatch) -> None:
         ("TELEGRAM_API_URL", "localhost:8081"),
         ("BOT_MODE", "carrier-pigeon"),
         ("WEBHOOK_URL", "bot.example.com/hook"),
+        ("WEBHOOK_URL", "http://bot.example.com/hook"),
+        ("UPDATE_ATTEMPTS", "0"),
         ("WEBHOOK_SECRET", "has spaces and ✓"),
     ],
 )
@@ -60,3 +62,13 @@ def test_webhook_mode_names_what_it_lacks() -> None:
         _env_file=None, bot_mode="webhook", webhook_url="https://x.org/h", webhook_secret="a-b_1"
     )
     assert require_webhook(settings) == ("https://x.org/h", "a-b_1")
+
+
+def test_a_plain_http_webhook_url_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Telegram posts only to HTTPS: an http:// WEBHOOK_URL is a clear error when the settings
+    load (before anything starts), not a refused setWebhook later."""
+    monkeypatch.setenv("WEBHOOK_URL", "http://bot.example.com/telegram/hook")
+    with pytest.raises(ConfigError, match=r"invalid setting WEBHOOK_URL: .*https://"):
+        load_settings(_env_file=None)
+    monkeypatch.setenv("WEBHOOK_URL", "https://bot.example.com/telegram/hook")
+    assert load_settings(_env_file=None).webhook_url == "https://bot.example.com/telegram/hook"

@@ -71,3 +71,21 @@ async def test_healthy_backends_answer_200() -> None:
         200,
         {"database": "ok", "redis": "ok"},
     )
+
+
+async def _live(engine: object, redis: object, embeddings_url: str | None = None):
+    app = ops_app(engine, redis, embeddings_url, probe_timeout=0.1)  # type: ignore[arg-type]
+    async with TestClient(TestServer(app)) as client, asyncio.timeout(10):
+        reply = await client.get("/livez")
+        return reply.status, await reply.json()
+
+
+async def test_livez_asks_only_the_replicas_own_database() -> None:
+    """The load balancer's and the container's check: a shared Redis or embedding server that
+    is down (here: hung, and a port nothing listens on) leaves every replica in rotation."""
+    status, report = await _live(WorkingEngine(), HungRedis(), "http://127.0.0.1:9")
+    assert (status, report) == (200, {"database": "ok"})
+
+
+async def test_livez_fails_when_the_replica_cannot_reach_its_database() -> None:
+    assert await _live(HungEngine(), WorkingRedis()) == (503, {"database": "error: TimeoutError"})
