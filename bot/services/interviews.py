@@ -19,7 +19,7 @@ from bot.services.interview_answers import InterviewAnswers, Outcome
 from bot.services.interview_outbox import InterviewOutbox
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
-from bot.services.reviews import due_questions, next_due, record_review
+from bot.services.reviews import bring_forward, due_questions, next_due, record_review
 from bot.storage.models import AskedQuestion, Interview, User
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
@@ -71,6 +71,14 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         self.scoring = scoring
         self.rng = rng or random.Random()
         self.clock = clock  # tests move it to bring spaced-repetition reviews due
+
+    async def review_later(self, user_id: int, question_id: str) -> bool | None:
+        """Put a bank question into the user's reviews, due now (the "ask me that question later"
+        button under an answer to another question). None: no such question in the bank."""
+        if self.bank.get(question_id) is None:
+            return None
+        async with self.sessions() as session, session.begin():
+            return await bring_forward(session, user_id, question_id, self.clock())
 
     # --- users -------------------------------------------------------------------------------
 

@@ -68,6 +68,36 @@ async def record_review(
     return row
 
 
+async def bring_forward(
+    session: AsyncSession, user_id: int, question_id: str, now: datetime
+) -> bool:
+    """Make `question_id` due for review at `now` ("ask me that question later"): a question
+    never reviewed gets a new card, one not due yet is due now; its FSRS history is kept.
+    False: it was due already."""
+    row = await session.get(ReviewCard, (user_id, question_id))
+    if row is None:
+        card = Card(card_id=0, due=now)  # FSRS's new card: learning, first step
+        session.add(
+            ReviewCard(
+                user_id=user_id,
+                question_id=question_id,
+                state=int(card.state),
+                step=card.step,
+                stability=None,
+                difficulty=None,
+                due=now,
+                last_review=None,
+                reviews=0,
+                lapses=0,
+            )
+        )
+        return True
+    if aware(row.due) <= now:
+        return False
+    row.due = now
+    return True
+
+
 async def due_questions(
     session: AsyncSession, user_id: int, now: datetime, among: Sequence[str] | None = None
 ) -> dict[str, datetime]:

@@ -15,6 +15,8 @@ from pydantic import Field
 
 from bot.content.schema import Level
 
+LATER_ID_LIMIT = 56  # 64 bytes less "later:" and a margin
+
 # A row id: primary keys are INTEGER columns, which PostgreSQL stores in 32 bits.
 RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
@@ -56,6 +58,13 @@ class DailyAction(StrEnum):
 class DailyCallback(CallbackData, prefix="dly"):
     action: DailyAction
     value: Level | None = None  # with set_level only
+
+
+class LaterCallback(CallbackData, prefix="later"):
+    """ "Ask me that question later": a bank question id, bounded so that the payload stays
+    under Telegram's 64 bytes (the button is left out for a longer id)."""
+
+    q: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=LATER_ID_LIMIT)]
 
 
 class RoundNextCallback(CallbackData, prefix="rnext"):

@@ -18,7 +18,7 @@ from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
 from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.callbacks import LearningAction
-from bot.telegram.keyboards import learning_keyboard, question_keyboard
+from bot.telegram.keyboards import later_keyboard, learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
 
 log = logging.getLogger(__name__)
@@ -79,12 +79,19 @@ class Delivery:
                 return message.message_id
             if isinstance(item, FeedbackItem):
                 last = None
-                for index, part in enumerate(render_feedback(item, lang)):
+                parts = render_feedback(item, lang)
+                later = (
+                    later_keyboard(lang, item.answered_instead.id)
+                    if item.answered_instead is not None
+                    else None
+                )
+                for index, part in enumerate(parts):
                     reply = item.reply_to if index == 0 and item.reply_to else None
                     last = await self.bot.send_message(
                         item.chat_id,
                         part.as_html(),
                         reply_parameters=_reply(reply),
+                        reply_markup=later if index == len(parts) - 1 else None,
                     )
                 return last.message_id if last else None
             message = await self.bot.send_message(

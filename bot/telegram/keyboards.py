@@ -11,10 +11,12 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from bot.content.schema import Level
 from bot.i18n import t
 from bot.telegram.callbacks import (
+    LATER_ID_LIMIT,
     DailyAction,
     DailyCallback,
     ForgetCallback,
     LanguageCallback,
+    LaterCallback,
     LearningAction,
     LearningCallback,
     LevelCallback,
@@ -64,6 +66,15 @@ def forget_keyboard(lang: str) -> InlineKeyboardMarkup:
 def question_keyboard(lang: str, ask_id: int) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     builder.button(text=t(lang, "btn.skip"), callback_data=SkipCallback(ask=ask_id))
+    return builder.as_markup()
+
+
+def later_keyboard(lang: str, question_id: str) -> InlineKeyboardMarkup | None:
+    """Under feedback that says the answer fits another question: ask that one later."""
+    if len(question_id) > LATER_ID_LIMIT:
+        return None
+    builder = InlineKeyboardBuilder()
+    builder.button(text=t(lang, "btn.later"), callback_data=LaterCallback(q=question_id))
     return builder.as_markup()
 
 

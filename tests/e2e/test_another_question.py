@@ -1,4 +1,5 @@
-"""An answer to another bank question is told so, in the user's language, through the real bot."""
+"""An answer to another bank question is told so, in the user's language, through the real bot,
+with a button that puts that question into the user's reviews."""
 
 from __future__ import annotations
 
@@ -45,3 +46,32 @@ async def test_an_answer_to_another_question_is_told_so(
     assert other.question.get(lang)[:60] in feedback["text"]
     prefix = t(lang, "score", score="X").split("X")[0]
     assert float(feedback["text"].split(prefix)[1].split("/10")[0]) <= 1.5
+
+    # The feedback's last part offers to ask that question later: pressed, it is due in /review.
+    last = telegram.bot_messages(700)[-1]
+    markup = last.get("reply_markup") or {}
+    (button,) = [b for row in markup.get("inline_keyboard", []) for b in row]
+    assert button["text"] == t(lang, "btn.later")
+    assert button["callback_data"] == f"later:{other.id}"
+    telegram.press(user, last, button["callback_data"])
+    added = t(lang, "later.added", question="X").split("«")[0]
+    await telegram.wait_for(
+        lambda s: any(
+            str(p.get("text", "")).startswith(added) for p in s.sent(method="answerCallbackQuery")
+        )
+    )
+    telegram.press(user, last, button["callback_data"])  # twice: already there, nothing added
+    await telegram.wait_for(
+        lambda s: (
+            t(lang, "later.already")
+            in [p.get("text") for p in s.sent(method="answerCallbackQuery")]
+        )
+    )
+    count = len(telegram.bot_messages(700))
+    telegram.send_text(user, "/review")
+
+    def review_question(s: FakeTelegram) -> list[dict[str, object]]:
+        return [m for m in question_messages(s, 700) if m in s.bot_messages(700)[count:]]
+
+    (asked_again,) = (await telegram.wait_for(review_question))[:1]
+    assert find_question(bank, asked_again).id == other.id

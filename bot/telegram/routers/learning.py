@@ -18,14 +18,16 @@ from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, U
 from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
 from bot.services.readiness import load_readiness
-from bot.telegram.callbacks import LearningAction, LearningCallback
+from bot.telegram.callbacks import LaterCallback, LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import learning_keyboard
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.report_rendering import render_report
+from bot.telegram.text_limits import clip
 
 CHART_FILE = "progress.png"
+TOAST_QUOTE = 120  # an alert holds at most 200 characters
 
 
 async def send_progress(
@@ -124,6 +126,29 @@ def build_learning_router() -> Router:
         message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
     ) -> None:
         await send_report(bot, message.chat.id, interviews, user, lang)
+
+    @router.callback_query(LaterCallback.filter())
+    async def later(
+        query: CallbackQuery,
+        callback_data: LaterCallback,
+        interviews: InterviewService,
+        user: UserView,
+        lang: str,
+    ) -> None:
+        added = await interviews.review_later(user.id, callback_data.q)
+        question = interviews.bank.get(callback_data.q)
+        if added is None or question is None:  # the question left the bank since
+            await query.answer(t(lang, "outdated_button"), show_alert=True)
+            return
+        text = (
+            t(lang, "later.added", question=clip(question.question.get(lang), TOAST_QUOTE))
+            if added
+            else t(lang, "later.already")
+        )
+        await query.answer(text, show_alert=True)
+        if isinstance(query.message, Message):  # the button is spent
+            with contextlib.suppress(TelegramBadRequest):
+                await query.message.edit_reply_markup(reply_markup=None)
 
     @router.callback_query(LearningCallback.filter())
     async def button(
