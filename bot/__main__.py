@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind3",
         action="store_true",
-        help="only content/blind3: read it once, for the published figure",
+        help="only content/blind3 (read once, 2026-12-02: its figures are published)",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
