@@ -118,9 +118,9 @@ def test_pitfall_coverage_counts_what_checks_show(bank: QuestionBank) -> None:
 def test_content_check_reports_the_pitfalls_with_a_check(
     bank: QuestionBank, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.__main__ import _content_check
+    from bot.content_commands import content_check
 
-    _content_check(bank)
+    content_check(bank)
     out = capsys.readouterr().out
     covered, missing = pitfall_coverage(bank)
     assert f"pitfalls with a check: {len(covered)} of {len(covered) + len(missing)}" in out

@@ -95,10 +95,10 @@ def test_content_check_names_what_is_missing_short_or_copied(bank: QuestionBank)
 def test_the_cli_content_check_fails_on_missing_stance_examples(
     bank: QuestionBank, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.__main__ import _content_check
+    from bot.content_commands import content_check
 
-    assert _content_check(bank) == 0
-    assert _content_check(bank, tmp_path) == 1  # an empty stance folder
+    assert content_check(bank) == 0
+    assert content_check(bank, tmp_path) == 1  # an empty stance folder
     assert "no stance examples" in capsys.readouterr().out
 
 
