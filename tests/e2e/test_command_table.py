@@ -147,7 +147,7 @@ def test_the_table_covers_every_command() -> None:
     group = {command_of(c.text) for c in GROUP}
     assert set(COMMANDS) <= private, set(COMMANDS) - private
     assert set(GROUP_COMMANDS) <= group, set(GROUP_COMMANDS) - group
-    in_private_readme = readme_commands("In a private chat with the bot")
+    in_private_readme = readme_commands("In a private chat:")
     in_group_readme = readme_commands("| command (in a group) |")
     assert in_private_readme >= {"start", "interview", "stats"}  # the parser found the table
     assert in_group_readme >= {"round", "quiz", "top"}
