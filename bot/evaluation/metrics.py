@@ -1,62 +1,42 @@
-"""Correlations, leave-one-question-out monotone calibration, pitfall detection rates."""
+"""Correlations, leave-one-question-out monotone calibration, pitfall detection rates.
+
+scipy and scikit-learn (the `train` extra) compute them: `eval` and `train` need it, the bot not.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats
+from sklearn.isotonic import IsotonicRegression
+
+
+def _comparable(a: np.ndarray, b: np.ndarray) -> bool:
+    # A constant column has no correlation: nan, rather than scipy's warning and nan.
+    return len(a) >= 2 and bool(a.std() > 0) and bool(b.std() > 0)
 
 
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     a, b = np.asarray(x, float), np.asarray(y, float)
-    if len(a) < 2 or a.std() == 0 or b.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
-def ranks(values: Sequence[float]) -> np.ndarray:
-    """Ranks from 1, ties sharing their average rank (as Spearman's rho needs)."""
-    v = np.asarray(values, float)
-    order = np.argsort(v, kind="mergesort")
-    result = np.empty(len(v))
-    i = 0
-    while i < len(v):
-        j = i
-        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-            j += 1
-        result[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return result
+    return float(stats.pearsonr(a, b).statistic) if _comparable(a, b) else float("nan")
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    return pearson(ranks(x), ranks(y))
+    """Spearman's rho, ties sharing their average rank."""
+    a, b = np.asarray(x, float), np.asarray(y, float)
+    return float(stats.spearmanr(a, b).statistic) if _comparable(a, b) else float("nan")
 
 
-def isotonic_fit(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Pool-adjacent-violators: the non-decreasing step function closest to y (least squares).
-
-    Returns the knots (x, fitted y) to interpolate between.
-    """
-    order = np.argsort(np.asarray(x, float), kind="mergesort")
-    xs, ys = np.asarray(x, float)[order], np.asarray(y, float)[order]
-    blocks: list[list[float]] = []  # [sum of y, count, first x, last x]
-    for xv, yv in zip(xs, ys, strict=True):
-        blocks.append([yv, 1.0, xv, xv])
-        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] >= blocks[-1][0] / blocks[-1][1]:
-            total, count, _, last = blocks.pop()
-            blocks[-1][0] += total
-            blocks[-1][1] += count
-            blocks[-1][3] = last
-    knots_x, knots_y = [], []
-    for total, count, first, last in blocks:
-        knots_x += [first, last]
-        knots_y += [total / count, total / count]
-    return np.array(knots_x), np.array(knots_y)
+def isotonic_fit(x: Sequence[float], y: Sequence[float]) -> IsotonicRegression:
+    """The non-decreasing step function closest to y (least squares), flat beyond the data."""
+    return IsotonicRegression(increasing=True, out_of_bounds="clip").fit(
+        np.asarray(x, float), np.asarray(y, float)
+    )
 
 
-def isotonic_predict(knots: tuple[np.ndarray, np.ndarray], x: Sequence[float]) -> np.ndarray:
-    return np.interp(np.asarray(x, float), knots[0], knots[1])
+def isotonic_predict(model: IsotonicRegression, x: Sequence[float]) -> np.ndarray:
+    return np.asarray(model.predict(np.asarray(x, float)), float)
 
 
 def loqo_rmse(scores: Sequence[float], human: Sequence[float], groups: Sequence[str]) -> float:

@@ -79,37 +79,22 @@ def collect(grader: Grader, bank: QuestionBank, dataset: Dataset) -> Rows:
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
-    """Logistic regression on standardised features; returns weights and bias for raw ones."""
-    import torch
+    """Logistic regression (scikit-learn) on standardised features; returns weights and bias for
+    raw ones, so that the bot's inference stays a dot product (bot/scoring/pitfall_head.py)."""
+    from sklearn.linear_model import LogisticRegression
 
-    torch.manual_seed(0)
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
-    inputs = torch.tensor((x - mean) / scale, dtype=torch.float64)
-    targets = torch.tensor(y, dtype=torch.float64)
-    weight = torch.zeros(inputs.shape[1], dtype=torch.float64, requires_grad=True)
-    bias = torch.zeros(1, dtype=torch.float64, requires_grad=True)
     # Positives are rare (one sentence of a few answers); weigh them up, but not to parity,
     # which would buy recall with false flags.
     rate = max(float(y.mean()), 1e-6)
-    pos_weight = torch.tensor(((1 - rate) / rate) ** 0.5, dtype=torch.float64)
-    optimizer = torch.optim.LBFGS([weight, bias], max_iter=500, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        optimizer.zero_grad()
-        logits = inputs @ weight + bias
-        loss = (
-            torch.nn.functional.binary_cross_entropy_with_logits(
-                logits, targets, pos_weight=pos_weight
-            )
-            + L2 * (weight**2).sum()
-        )
-        loss.backward()
-        return loss
-
-    optimizer.step(closure)
-    w = weight.detach().numpy() / scale
-    b = float(bias.detach()[0]) - float((weight.detach().numpy() * mean / scale).sum())
-    return w, b
+    model = LogisticRegression(
+        C=1 / (2 * L2 * len(y)),  # the mean loss + L2 * |w|^2, in scikit-learn's terms
+        class_weight={0: 1.0, 1: ((1 - rate) / rate) ** 0.5},
+        max_iter=1000,
+    )
+    model.fit((x - mean) / scale, y)
+    weight = model.coef_[0]
+    return weight / scale, float(model.intercept_[0] - (weight * mean / scale).sum())
 
 
 def flagged(rows: Rows, logits: np.ndarray, threshold: float, count: int) -> list[set[str]]:
