@@ -132,6 +132,13 @@ TEXTS: dict[str, dict[str, str]] = {
         "ru": "🔀 Похоже, это ответ на другой вопрос банка: «{question}». Поэтому оценка не выше 1,5: перечитайте вопрос выше.",
         "en": "🔀 This reads like an answer to another question of the bank: «{question}». So the score is at most 1.5: re-read the question above.",
     },
+    "then_now": {
+        "ru": "🔁 Вы уже отвечали на этот вопрос{when}: было {then}/10, сейчас {now}/10.",
+        "en": "🔁 You answered this question before{when}: {then}/10 then, {now}/10 now.",
+    },
+    "then_now.new_points": {"ru": "Теперь раскрыто:", "en": "Covered now, not then:"},
+    "then_now.gone": {"ru": "✔️ Этой ошибки больше нет:", "en": "✔️ Gone since then:"},
+    "then_now.still": {"ru": "⚠️ Ошибка осталась:", "en": "⚠️ Still there:"},
     "worth_checking": {
         "ru": "Проверьте себя: ваш ответ похож на распространённую ошибку",
         "en": "Worth checking: part of your answer sounds like a common misconception",

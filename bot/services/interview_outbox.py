@@ -13,7 +13,7 @@ from bot.content.loader import QuestionBank
 from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import ANOTHER_QUESTION
 from bot.services.interview_summary import build_summary
-from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
+from bot.services.outbox import FeedbackItem, OutboxItem, PreviousAttempt, QuestionItem
 from bot.services.readiness import load_readiness
 from bot.storage.models import Answer, AskedQuestion, Interview
 from bot.storage.repository import Repo
@@ -49,6 +49,7 @@ class InterviewOutbox:
                         answered_instead=self.bank.get(
                             (answer.evidence or {}).get(ANOTHER_QUESTION, "")
                         ),
+                        previous=_attempt(await repo.answers.previous_graded(answer)),
                         streak=(
                             await daily_streak_for_ask(session, ask.id)
                             if ask.interview_id is None
@@ -103,3 +104,14 @@ class InterviewOutbox:
                 interview = await session.get(Interview, item.interview_id)
                 if interview is not None and interview.status == InterviewStatus.finishing:
                     interview.status = InterviewStatus.finished
+
+
+def _attempt(answer: Answer | None) -> PreviousAttempt | None:
+    if answer is None or answer.score is None:
+        return None
+    return PreviousAttempt(
+        score=answer.score,
+        covered=list(answer.covered or []),
+        pitfalls=list(answer.pitfalls or []),
+        graded_at=answer.graded_at,
+    )

@@ -7,6 +7,7 @@ so a restart between grading and sending loses nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from bot.content.schema import Question
 from bot.services.readiness import ReadinessReport
@@ -19,6 +20,16 @@ class QuestionItem:
     question: Question
     position: int  # 1-based
     total: int | None  # None outside an interview
+
+
+@dataclass(frozen=True)
+class PreviousAttempt:
+    """The user's last graded answer to the same question, for "then and now" in feedback."""
+
+    score: float
+    covered: list[str]
+    pitfalls: list[str]
+    graded_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class FeedbackItem:
     streak: int | None = None  # daily questions: consecutive days answered
     # The bank question the answer reads like an answer to instead (grades.ANOTHER_QUESTION).
     answered_instead: Question | None = None
+    previous: PreviousAttempt | None = None  # the question came back: the last attempt
 
 
 @dataclass(frozen=True)

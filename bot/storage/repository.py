@@ -222,6 +222,22 @@ class AnswerRepo:
         rows = await self.session.scalars(select(Answer).where(Answer.asked_id.in_(ask_ids)))
         return {a.asked_id: a for a in rows}
 
+    async def previous_graded(self, answer: Answer) -> Answer | None:
+        """The user's latest graded answer to the same question before `answer`, if any."""
+        stmt = (
+            select(Answer)
+            .where(
+                Answer.user_id == answer.user_id,
+                Answer.question_id == answer.question_id,
+                Answer.id < answer.id,
+                Answer.status.in_((AnswerStatus.graded, AnswerStatus.delivered)),
+                Answer.score.is_not(None),
+            )
+            .order_by(Answer.id.desc())
+            .limit(1)
+        )
+        return await self.session.scalar(stmt)
+
     async def answered_question_ids(self, user_id: int) -> dict[str, int]:
         """question id -> how many times the user answered it."""
         stmt = (

@@ -13,11 +13,12 @@ from aiogram.utils.formatting import (
 )
 
 from bot.i18n import TEXTS, t, topic_name
-from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
+from bot.services.outbox import FeedbackItem, PreviousAttempt, QuestionItem, SummaryItem
 from bot.telegram.report_rendering import render_readiness_line
 from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
 
 QUOTE_LIMIT = 160
+THEN_NOW_LIMIT = 90  # a key point or claim in "then and now"
 # A feedback message longer than Telegram's limit would be refused, so the feedback is rebuilt
 # with less until it fits: (quote width, 0 = no quotes; whether untouched documented pitfalls
 # are listed). The user's own words go shorter before the list of other pitfalls goes, and the
@@ -71,6 +72,31 @@ def render_feedback(item: FeedbackItem, lang: str, expandable: bool = True) -> l
     return [feedback, model_answer]
 
 
+def _then_and_now(item: FeedbackItem, previous: PreviousAttempt, lang: str) -> Text:
+    """The question came back: the score then and now, the key points covered now and not
+    then, the misconceptions gone and those still there."""
+    question = item.question
+    points = {k.id for k in question.key_points}
+    pitfalls = {p.id for p in question.pitfalls}  # a point or pitfall since removed is skipped
+    when = f" ({previous.graded_at.date().isoformat()})" if previous.graded_at else ""
+    lines: list[Text | str] = [
+        t(lang, "then_now", when=when, then=_fmt(previous.score), now=_fmt(item.score))
+    ]
+    new = [p for p in item.covered if p not in previous.covered and p in points]
+    if new:
+        lines.append(t(lang, "then_now.new_points"))
+        lines += [f"• {clip(question.key_point(p).text(lang), THEN_NOW_LIMIT)}" for p in new]
+    for key, ids in (
+        ("then_now.gone", [p for p in previous.pitfalls if p not in item.pitfalls]),
+        ("then_now.still", [p for p in previous.pitfalls if p in item.pitfalls]),
+    ):
+        claims = [question.pitfall(p).claim.get(lang) for p in ids if p in pitfalls]
+        if claims:
+            lines.append(t(lang, key))
+            lines += [as_line("• ", Italic(clip(c, THEN_NOW_LIMIT)), end="") for c in claims]
+    return as_list(*lines)
+
+
 def _your_words(lang: str, quote: str, width: int) -> Text:
     return Italic(f"{t(lang, 'your_words')}: «{clip(quote, width)}»")
 
@@ -87,6 +113,8 @@ def _feedback(item: FeedbackItem, lang: str, width: int, documented_list: bool) 
     if item.answered_instead is not None:
         other = item.answered_instead.question.get(lang)
         parts.append(t(lang, "another_question", question=clip(other, QUOTE_LIMIT)))
+    if item.previous is not None:
+        parts.append(_then_and_now(item, item.previous, lang))
     covered_lines: list[Text] = []
     for point_id in item.covered:
         point = question.key_point(point_id)
