@@ -17,7 +17,8 @@ class _Bot:
         self.sends: list[tuple[str, Priority]] = []
 
     async def send_message(self, chat_id: int, text: str, **_: Any) -> SimpleNamespace:
-        kind = "question" if "reply_markup" in _ else "feedback"
+        # A question carries its Skip button; feedback none here (no "ask me later" either).
+        kind = "question" if _.get("reply_markup") is not None else "feedback"
         self.sends.append((kind, current_priority()))
         return SimpleNamespace(message_id=len(self.sends))
 
