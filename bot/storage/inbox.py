@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import utcnow
@@ -35,24 +37,24 @@ class UpdateInbox:
         stored is not returned, so it is not handled twice)."""
         if not updates:
             return set()
-        ids = [update_id for update_id, _ in updates]
+        now = utcnow()
+        rows = [
+            {"update_id": i, "payload": p, "received_at": now, "claimed_by": claimed_by}
+            for i, p in dict(updates).items()
+        ]
         async with self.sessions() as session, session.begin():
-            known = set(
-                (
-                    await session.scalars(
-                        select(ReceivedUpdate.update_id).where(ReceivedUpdate.update_id.in_(ids))
-                    )
-                ).all()
+            # One statement that skips what is stored already: two replicas storing the same
+            # redelivered update at once both succeed, and only one gets it back as new
+            # (select-then-insert raced into a unique violation and a 503).
+            dialect = session.get_bind().dialect.name
+            insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+            stmt = (
+                insert(ReceivedUpdate)
+                .values(rows)
+                .on_conflict_do_nothing(index_elements=[ReceivedUpdate.update_id])
+                .returning(ReceivedUpdate.update_id)
             )
-            fresh = {update_id: payload for update_id, payload in updates if update_id not in known}
-            now = utcnow()
-            session.add_all(
-                ReceivedUpdate(
-                    update_id=update_id, payload=payload, received_at=now, claimed_by=claimed_by
-                )
-                for update_id, payload in fresh.items()
-            )
-        return set(fresh)
+            return set((await session.scalars(stmt)).all())
 
     async def claim_orphans(self, holder: str, now: datetime) -> list[tuple[int, str]]:
         """Unhandled updates that no live replica is handling (unclaimed, or claimed by one
