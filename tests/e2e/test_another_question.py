@@ -3,6 +3,8 @@ with a button that puts that question into the user's reviews."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bot.content.loader import QuestionBank
@@ -48,9 +50,12 @@ async def test_an_answer_to_another_question_is_told_so(
     assert float(feedback["text"].split(prefix)[1].split("/10")[0]) <= 1.5
 
     # The feedback's last part offers to ask that question later: pressed, it is due in /review.
-    last = telegram.bot_messages(700)[-1]
-    markup = last.get("reply_markup") or {}
-    (button,) = [b for row in markup.get("inline_keyboard", []) for b in row]
+    # (Its parts arrive one after another: wait for the one with the button.)
+    def with_button(s: FakeTelegram) -> dict[str, Any] | None:
+        return next((m for m in s.bot_messages(700)[count:] if m.get("reply_markup")), None)
+
+    last = await telegram.wait_for(with_button)
+    (button,) = [b for row in last["reply_markup"]["inline_keyboard"] for b in row]
     assert button["text"] == t(lang, "btn.later")
     assert button["callback_data"] == f"later:{other.id}"
     telegram.press(user, last, button["callback_data"])
