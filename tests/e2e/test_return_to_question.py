@@ -1,6 +1,6 @@
 """A question that comes back (here a review) is graded with the last attempt beside it, in
 the user's language: the score then and now, the key points covered now and not then, and the
-misconception that is gone."""
+misconception that is gone (or still there)."""
 
 from __future__ import annotations
 
@@ -69,8 +69,13 @@ async def test_a_question_that_comes_back_is_compared_with_the_last_attempt(
         assert float(now) > float(then)
         assert f"{then}/10" in second["text"] and f"{now}/10" in second["text"]
         assert t(lang, "then_now.new_points") in second["text"]
-        assert t(lang, "then_now.gone") in second["text"]
-        assert pitfall.claim.get(lang)[:40] in second["text"].split(t(lang, "then_now.gone"))[1]
-        assert t(lang, "then_now.still") not in second["text"]
+        # The misconception is gone, unless the grader also flags the model answer with it (it
+        # does on a few questions: docs/grading.md); then it is "still there", and said so.
+        flagged_again = pitfall.id in {
+            h.id for h in grader.grade(asked, asked.answer.get(lang), lang).pitfalls
+        }
+        section = t(lang, "then_now.still" if flagged_again else "then_now.gone")
+        assert section in second["text"]
+        assert pitfall.claim.get(lang)[:40] in second["text"].split(section)[1]
     finally:
         await bot.stop()
