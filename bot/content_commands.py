@@ -4,17 +4,12 @@ JSON, its coverage (levels, topics, stance examples, executable checks), and run
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
+from bot.cli_output import fail
 from bot.content.loader import QuestionBank
 from bot.i18n import TEXTS
-
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def questions_command(bank: QuestionBank, level: str | None, as_json: bool) -> int:
@@ -125,12 +120,12 @@ def run_content_checks(
 
     unknown = sorted(set(only or ()) - set(bank.questions))
     if unknown:
-        return _fail(f"unknown question ids: {', '.join(unknown)}")
+        return fail(f"unknown question ids: {', '.join(unknown)}")
     items = [item for item in bank_checks(bank) if not only or item[0] in only]
     try:
         results = run_checks(items, timeout, processes=processes)
     except CheckRunnerError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if results:
         print(format_results(results))
     counts = Counter(r.outcome for r in results)
