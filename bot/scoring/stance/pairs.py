@@ -34,6 +34,14 @@ class Pair:
     lang: str
     source: str  # written | correction | key-point | other-pitfall | answer
 
+    @property
+    def left(self) -> str:
+        return self.claim
+
+    @property
+    def right(self) -> str:
+        return self.text
+
 
 def pitfall_keys(bank: QuestionBank, stance: dict[str, StanceFile]) -> list[str]:
     """ "question/pitfall" for every pitfall that has stance examples, in bank order."""
