@@ -184,7 +184,12 @@ class ScoringService:
                 # spawn: a fork of a process with running threads (the event loop's) is unsafe.
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=grading_worker.start,
-                initargs=(self._config, os.getpid(), logging.getLogger().getEffectiveLevel()),
+                initargs=(
+                    type(self),
+                    self._config,
+                    os.getpid(),
+                    logging.getLogger().getEffectiveLevel(),
+                ),
             )
         return self._pool
 

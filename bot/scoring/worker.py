@@ -13,24 +13,24 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-if TYPE_CHECKING:
-    from bot.scoring.service import ScoringService
-
-_service: ScoringService | None = None
+_service: Any = None
 
 
-def start(config: dict[str, Any], parent: int, log_level: int) -> None:
-    """Runs once in the child: the parent owns Ctrl+C and shutdown, and an orphan (its parent
-    was killed) exits instead of holding the model's memory."""
-    from bot.scoring.service import ScoringService
-
+def start(
+    factory: Callable[..., Any], config: dict[str, Any], parent: int, log_level: int
+) -> None:
+    """Runs once in the child: builds the service there with `factory(**config)` (the parent
+    passes its class, so this module needs no import of it). The parent owns Ctrl+C and
+    shutdown, and an orphan (its parent was killed) exits instead of holding the model's
+    memory."""
     global _service
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
-    _service = ScoringService(**config, worker="thread")
+    _service = factory(**config, worker="thread")
 
 
 def call(method: str, *args: Any) -> Any:

@@ -30,6 +30,8 @@ from bot.priority import Priority, current_priority
 
 log = logging.getLogger(__name__)
 
+# Telegram's per-group budget is counted over a minute (rounds/limiter.py, shared_limits.py).
+GROUP_WINDOW_SECONDS = 60.0
 UNLIMITED_METHODS = frozenset({"GetUpdates", "GetMe", "DeleteWebhook", "Close", "LogOut"})
 # After take() fails: wait this long before asking again, doubling up to the cap.
 RETRY_DELAY, RETRY_DELAY_MAX = 0.1, 5.0

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from bot.telegram.rate_limit import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
 from bot.telegram.rate_limit import TokenBucket
-from bot.telegram.rounds.limiter import WINDOW_SECONDS
 
 log = logging.getLogger(__name__)
 

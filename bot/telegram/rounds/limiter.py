@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-WINDOW_SECONDS = 60.0
+from bot.telegram.rate_limit import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
 
 
 class GroupBudget(Protocol):
