@@ -101,7 +101,8 @@ def test_every_seed_question_is_in_the_bank_at_its_level(bank: QuestionBank) -> 
     for question_id in SEED_CARDS:
         assert bank.get(question_id) is not None, question_id
     seeded = {i for i, _, _ in SEED_LIST} | set(SEED_CARDS) | {"pytorch-advantages"}
-    assert seeded == {q.id for q in bank}  # nothing unaccounted for, nothing missing
+    # Nothing missing; the bank has grown past the seeds (docs/writing-questions.md).
+    assert seeded <= {q.id for q in bank}
 
 
 def test_every_level_has_questions(bank: QuestionBank) -> None:
