@@ -23,16 +23,29 @@ from bot.telegram.rendering import render_feedback, render_question, render_summ
 
 log = logging.getLogger(__name__)
 
-OUTBOX_LEASE = timedelta(seconds=30)  # a flush that outlives this (a dead replica) is over
+# A flush holds the user's outbox lease for OUTBOX_LEASE and renews it every LEASE_RENEWAL while
+# it runs (a send waiting out a 429 included): a replica killed mid-flush frees its users within
+# OUTBOX_LEASE, not after the longest flush one could imagine.
+OUTBOX_LEASE = timedelta(seconds=5)
+LEASE_RENEWAL = timedelta(seconds=1.5)
 
 
 class Delivery:
-    def __init__(self, bot: Bot, interviews: InterviewService, replicas: bool = False):
+    def __init__(
+        self,
+        bot: Bot,
+        interviews: InterviewService,
+        replicas: bool = False,
+        lease: timedelta = OUTBOX_LEASE,
+        renewal: timedelta = LEASE_RENEWAL,
+    ):
         """`replicas`: other processes may flush the same user (webhook replicas), so a flush
-        also holds the user's `outbox:<id>` lease in the database."""
+        also holds the user's `outbox:<id>` lease in the database, renewed while it runs."""
         self.bot = bot
         self.interviews = interviews
         self.replicas = replicas
+        self.lease = lease
+        self.renewal = renewal
         self.holder = new_holder()
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
@@ -49,12 +62,23 @@ class Delivery:
             # Wait for a flush on another replica: it may have read the outbox before this
             # replica's new item, so skipping would leave that item unsent.
             while not await take_lease(self.interviews.sessions, name, self.holder,
-                                       OUTBOX_LEASE, utcnow()):  # fmt: skip
+                                       self.lease, utcnow()):  # fmt: skip
                 await asyncio.sleep(0.05)
+            heartbeat = asyncio.create_task(self._renew(name))
             try:
                 await self._flush(user_id, lang)
             finally:
+                heartbeat.cancel()
                 await release_lease(self.interviews.sessions, name, self.holder)
+
+    async def _renew(self, name: str) -> None:
+        """Keep the lease while the flush runs; a replica that dies stops renewing it."""
+        while True:
+            await asyncio.sleep(self.renewal.total_seconds())
+            if not await take_lease(self.interviews.sessions, name, self.holder, self.lease,
+                                    utcnow()):  # fmt: skip
+                log.warning("lost the lease %s mid-flush (this replica stalled)", name)
+                return
 
     async def _flush(self, user_id: int, lang: str) -> None:
         replied = False
