@@ -138,6 +138,7 @@ def build_receiver(
     engine: AsyncEngine,
     redis: Redis | None,
     interviews: InterviewService | None = None,
+    ready: Callable[[], bool] | None = None,
 ) -> InboxReceiver:
     inbox = UpdateInbox(create_session_factory(engine))
     failures = FailurePolicy(
@@ -148,7 +149,7 @@ def build_receiver(
         host, port = settings.webhook_host, settings.webhook_port
         return WebhookReceiver(
             dp, bot, inbox, engine, url, secret, host, port, redis, settings.embeddings_url,
-            failures=failures,
+            failures=failures, ready=ready,
         )  # fmt: skip
     return InboxPoller(dp, bot, inbox, settings.polling_timeout, failures=failures)
 
@@ -208,10 +209,14 @@ async def run_bot(
             rounds.start_ticker()  # resumes group rounds left by a previous process
             daily.start()  # sends what fell due while the bot was down (within the grace window)
         regrading = asyncio.create_task(keep_grading(services.interviews, delivery, REGRADE_EVERY))
-        receiver = build_receiver(settings, dp, bot, services.engine, redis, services.interviews)
+        receiver = build_receiver(
+            settings, dp, bot, services.engine, redis, services.interviews, services.scoring.ready
+        )
         if settings.bot_mode == "polling" and settings.metrics_port is not None:
             host, port = settings.metrics_host, settings.metrics_port
-            ops = OpsServer(services.engine, host, port, redis, settings.embeddings_url)
+            ops = OpsServer(
+                services.engine, host, port, redis, settings.embeddings_url, services.scoring.ready
+            )
             await ops.start()
         if handle_signals:
             loop = asyncio.get_running_loop()

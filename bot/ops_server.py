@@ -6,13 +6,16 @@ METRICS_PORT in polling mode when it is set:
   replica shares (Redis, the embedding server) must not take them all out of rotation at once.
 - `GET /healthz`: the same, plus Redis and the embedding service when configured: for people and
   monitoring, to see which backend is down.
+- `GET /readyz`: /livez, and this replica's grader loaded with the whole bank's vectors. What
+  the load balancer routes by: a replica still computing the bank's vectors would keep people
+  waiting. A shared service (the embedding server) is left out for /livez's reason.
 - `GET /metrics`: Prometheus."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from aiohttp import ClientError, ClientSession, web
@@ -30,7 +33,7 @@ from bot.storage.statuses import RUNNING_ROUND_STATUSES, DeliveryStatus
 
 log = logging.getLogger(__name__)
 
-HEALTH_PATH, LIVE_PATH, METRICS_PATH = "/healthz", "/livez", "/metrics"
+HEALTH_PATH, LIVE_PATH, READY_PATH, METRICS_PATH = "/healthz", "/livez", "/readyz", "/metrics"
 # Each /healthz probe's limit: a backend that hangs is reported as down (503), and the probes
 # run side by side, so the answer comes within this, under the 3 s the health checks allow.
 PROBE_TIMEOUT = 2.0
@@ -66,10 +69,16 @@ async def exposition(engine: AsyncEngine) -> bytes:
     return generate_latest(REGISTRY)
 
 
+class NotReady(Exception):
+    """The grader is still loading the model or the bank's vectors."""
+
+
 async def _check(probe: Awaitable[object], timeout: float) -> str:
     try:
         async with asyncio.timeout(timeout):
             await probe
+    except NotReady:
+        return "loading"
     except (SQLAlchemyError, RedisError, ClientError, OSError, TimeoutError) as exc:
         return f"error: {type(exc).__name__}"
     return "ok"
@@ -85,15 +94,22 @@ async def _get_ok(url: str) -> None:
         reply.raise_for_status()
 
 
+async def _grader_ready(ready: Callable[[], bool] | None) -> None:
+    if ready is not None and not ready():
+        raise NotReady
+
+
 def ops_app(
     engine: AsyncEngine,
     redis: Redis | None = None,
     embeddings_url: str | None = None,
     client_max_size: int = 1 << 20,
     probe_timeout: float = PROBE_TIMEOUT,
+    ready: Callable[[], bool] | None = None,
 ) -> web.Application:
     """`redis`, `embeddings_url`: checked by /healthz too when configured. `probe_timeout`:
-    how long each check may take before it counts as failed."""
+    how long each check may take before it counts as failed. `ready`: whether this replica's
+    grader has loaded the whole bank (/readyz); None: always."""
 
     async def answer(probes: dict[str, Awaitable[object]]) -> web.Response:
         results = await asyncio.gather(*(_check(p, probe_timeout) for p in probes.values()))
@@ -112,6 +128,9 @@ def ops_app(
     async def live(request: web.Request) -> web.Response:
         return await answer({"database": _select_one(engine)})
 
+    async def readiness(request: web.Request) -> web.Response:
+        return await answer({"database": _select_one(engine), "grader": _grader_ready(ready)})
+
     async def metrics(request: web.Request) -> web.Response:
         try:
             body = await exposition(engine)
@@ -123,6 +142,7 @@ def ops_app(
     app = web.Application(client_max_size=client_max_size)
     app.router.add_get(HEALTH_PATH, health)
     app.router.add_get(LIVE_PATH, live)
+    app.router.add_get(READY_PATH, readiness)
     app.router.add_get(METRICS_PATH, metrics)
     return app
 
@@ -137,8 +157,11 @@ class OpsServer:
         port: int,
         redis: Redis | None = None,
         embeddings_url: str | None = None,
+        ready: Callable[[], bool] | None = None,
     ):
-        self.runner = web.AppRunner(ops_app(engine, redis, embeddings_url), access_log=None)
+        self.runner = web.AppRunner(
+            ops_app(engine, redis, embeddings_url, ready=ready), access_log=None
+        )
         self.host, self.port = host, port
 
     async def start(self) -> None:

@@ -140,6 +140,7 @@ class ScoringService:
         self._background_warm = background_warm
         self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
         self._finishing: asyncio.Task[None] | None = None
+        self._started = False  # start() has loaded the model where it runs
         # One thread: the model is not shared between threads, and torch uses the cores itself.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader")
         self._grader: Grader | None = None
@@ -367,6 +368,12 @@ class ScoringService:
             left = await self._run("_warm_up", warm)
         if left:
             self._finishing = asyncio.get_running_loop().create_task(self._finish_warming())
+        self._started = True
+
+    def ready(self) -> bool:
+        """The model is loaded where it runs and the whole bank's vectors are computed (or the
+        background warm-up gave up: a question's vectors are then computed when it is graded)."""
+        return self._started and (self._finishing is None or self._finishing.done())
 
     async def warmed(self) -> None:
         """Until the bank's background warm-up (if any) has finished and been stored."""

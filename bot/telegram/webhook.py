@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from aiogram import Bot, Dispatcher
@@ -49,8 +50,11 @@ class WebhookReceiver(InboxReceiver):
         concurrency: int = 64,
         drain_timeout: float = 20.0,
         failures: FailurePolicy | None = None,
+        ready: Callable[[], bool] | None = None,
     ):
+        """`ready`: whether this replica can grade now (/readyz)."""
         super().__init__(dp, bot, inbox, concurrency, drain_timeout, failures)
+        self.ready = ready
         self.engine = engine
         self.redis = redis
         self.embeddings_url = embeddings_url
@@ -61,7 +65,13 @@ class WebhookReceiver(InboxReceiver):
         self.bound_port: int | None = None  # the port listened on (tests ask for port 0)
 
     def app(self) -> web.Application:
-        app = ops_app(self.engine, self.redis, self.embeddings_url, client_max_size=MAX_BODY)
+        app = ops_app(
+            self.engine,
+            self.redis,
+            self.embeddings_url,
+            client_max_size=MAX_BODY,
+            ready=self.ready,
+        )
         app.router.add_post(self.path, self._update)
         return app
 

@@ -89,3 +89,31 @@ async def test_livez_asks_only_the_replicas_own_database() -> None:
 
 async def test_livez_fails_when_the_replica_cannot_reach_its_database() -> None:
     assert await _live(HungEngine(), WorkingRedis()) == (503, {"database": "error: TimeoutError"})
+
+
+async def test_readyz_waits_for_the_grader_and_livez_does_not() -> None:
+    loaded = False
+    app = ops_app(WorkingEngine(), WorkingRedis(), ready=lambda: loaded)  # type: ignore[arg-type]
+    async with TestClient(TestServer(app)) as client, asyncio.timeout(10):
+        reply = await client.get("/readyz")
+        assert reply.status == 503 and await reply.json() == {
+            "database": "ok",
+            "grader": "loading",
+        }
+        assert (await client.get("/livez")).status == 200  # alive while loading
+        loaded = True
+        reply = await client.get("/readyz")
+        assert reply.status == 200 and (await reply.json())["grader"] == "ok"
+
+
+async def test_a_scoring_service_is_ready_once_started_and_its_bank_warmed(bank) -> None:
+    from bot.scoring.service import ScoringService
+
+    service = ScoringService(bank, "bundled", "cpu", worker="thread")
+    assert not service.ready()
+    try:
+        await service.start(warm=True)
+        await service.warmed()
+        assert service.ready()
+    finally:
+        service.close()
