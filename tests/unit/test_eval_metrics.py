@@ -84,6 +84,18 @@ def test_external_csv_with_mohler_columns(tmp_path: Path) -> None:
         load_external(bad)
 
 
+def test_the_labelled_sets_cover_every_question_of_the_bank() -> None:
+    from bot.content.loader import load_bank
+
+    bank = load_bank(ROOT / "content" / "pytorch")
+    covered = {
+        s.question_id
+        for name in ("eval", "heldout")
+        for s in load_bank_eval(ROOT / "content" / name).samples
+    }
+    assert covered == set(bank.questions)  # `eval` grades every question
+
+
 def test_heldout_set_is_disjoint_from_the_tuning_set_and_names_real_pitfalls() -> None:
     from bot.content.loader import load_bank
 
@@ -107,7 +119,9 @@ def test_blind_set_covers_every_question_and_names_real_pitfalls() -> None:
 
     bank = load_bank(ROOT / "content" / "pytorch")
     blind = load_bank_eval(ROOT / "content" / "blind", "content/blind")
-    assert {s.question_id for s in blind.samples} == set(bank.questions)
+    covered = {s.question_id for s in blind.samples}
+    # Every question of the bank it was written for (55); the bank has grown since.
+    assert len(covered) == 55 and covered <= set(bank.questions)
     assert {s.kind for s in blind.samples} == {
         "strong",
         "partial",
