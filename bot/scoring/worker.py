@@ -19,9 +19,7 @@ from typing import Any
 _service: Any = None
 
 
-def start(
-    factory: Callable[..., Any], config: dict[str, Any], parent: int, log_level: int
-) -> None:
+def start(factory: Callable[..., Any], config: dict[str, Any], parent: int, log_level: int) -> None:
     """Runs once in the child: builds the service there with `factory(**config)` (the parent
     passes its class, so this module needs no import of it). The parent owns Ctrl+C and
     shutdown, and an orphan (its parent was killed) exits instead of holding the model's
