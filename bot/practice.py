@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.i18n import t
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args, parse_review_args
-from bot.services.interviews import MAX_COUNT, Outcome, ReviewNotDue
+from bot.services.interviews import MAX_COUNT, AnswerOutcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
@@ -45,11 +45,11 @@ def _translated(write: Callable[[str], None]) -> Callable[[str], None]:
 
 
 REPLIES = {
-    Outcome.no_question: "no_question",
-    Outcome.too_short: "too_short",
-    Outcome.busy: "busy",
-    Outcome.already_answered: "already_answered",
-    Outcome.grade_later: "grading_failed",
+    AnswerOutcome.no_question: "no_question",
+    AnswerOutcome.too_short: "too_short",
+    AnswerOutcome.busy: "busy",
+    AnswerOutcome.already_answered: "already_answered",
+    AnswerOutcome.grade_later: "grading_failed",
 }
 
 

@@ -475,14 +475,6 @@ class ScoringService:
                 outcomes.append(exc)
         return outcomes
 
-    async def grade_reference(
-        self, question: str, reference: str, answer: str, lang: str | None = None
-    ) -> GradeResult:
-        result: GradeResult = await self._run(
-            "_grade_reference_sync", question, reference, answer, lang
-        )
-        return result
-
     # --- blocking variants for the CLI, where there is no event loop to protect ------------
 
     def _grade_reference_sync(

@@ -20,10 +20,6 @@ class Verdict:
     text: str  # the answer as it is stored: clipped to MAX_ANSWER_CHARS
     too_short: bool = False
 
-    @property
-    def ok(self) -> bool:
-        return not self.too_short
-
 
 def accept(text: str) -> Verdict:
     text = text[:MAX_ANSWER_CHARS]

@@ -23,7 +23,7 @@ from bot.storage.statuses import AnswerStatus, AskStatus
 log = logging.getLogger(__name__)
 
 
-class Outcome(StrEnum):
+class AnswerOutcome(StrEnum):
     graded = "graded"
     no_question = "no_question"
     too_short = "too_short"
@@ -52,22 +52,22 @@ class InterviewAnswers:
         message_id: int | None = None,
         reply_to: int | None = None,
         language: str | None = None,
-    ) -> tuple[Outcome, int | None]:
+    ) -> tuple[AnswerOutcome, int | None]:
         """Store the answer and grade it. Returns the outcome and the answer id when stored."""
         verdict = accept(text)
         text = verdict.text
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
             if message_id is not None and await repo.answers.by_message(user_id, message_id):
-                return Outcome.duplicate, None
+                return AnswerOutcome.duplicate, None
             ask: AskedQuestion | None = None
             if reply_to is not None:
                 target = await repo.asked.by_message(chat_id, reply_to)
                 if target is not None and target.user_id == user_id:
                     if target.status == AskStatus.grading:
-                        return Outcome.busy, None
+                        return AnswerOutcome.busy, None
                     if target.status != AskStatus.open:
-                        return Outcome.already_answered, None
+                        return AnswerOutcome.already_answered, None
                     ask = target
             if ask is None:
                 # Only a question the person could see when writing: never one whose message
@@ -78,13 +78,13 @@ class InterviewAnswers:
                     user_id, chat_id, (AskStatus.grading,)
                 )
                 if grading is not None:
-                    return Outcome.busy, None
+                    return AnswerOutcome.busy, None
                 pending = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.open,))
-                return (Outcome.not_yet_asked if pending else Outcome.no_question), None
+                return (AnswerOutcome.not_yet_asked if pending else AnswerOutcome.no_question), None
             if verdict.too_short:
-                return Outcome.too_short, None
+                return AnswerOutcome.too_short, None
             if not await repo.asked.claim(ask.id):
-                return Outcome.busy, None
+                return AnswerOutcome.busy, None
             answer = Answer(
                 asked_id=ask.id,
                 user_id=user_id,
@@ -101,8 +101,8 @@ class InterviewAnswers:
             await self.grade_pending(answer_id)
         except Exception:  # the model's process or the embedding server failed: try later
             log.exception("grading answer %s failed; it stays stored for a retry", answer_id)
-            return Outcome.grade_later, answer_id
-        return Outcome.graded, answer_id
+            return AnswerOutcome.grade_later, answer_id
+        return AnswerOutcome.graded, answer_id
 
     async def grade_pending(self, answer_id: int) -> None:
         async with self.sessions() as session:

@@ -15,7 +15,7 @@ from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.scoring.service import ScoringService
-from bot.services.interview_answers import InterviewAnswers, Outcome
+from bot.services.interview_answers import AnswerOutcome, InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
@@ -37,7 +37,7 @@ class UserView:
 
 
 @dataclass(frozen=True)
-class StartResult:
+class InterviewStart:
     interview_id: int
     level: str
     count: int
@@ -119,7 +119,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         level: str | None = None,
         count: int | None = None,
         message_id: int | None = None,
-    ) -> StartResult | None:
+    ) -> InterviewStart | None:
         """Start an interview; `message_id` is the command's, so handling it twice starts one."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
@@ -140,11 +140,11 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             interview = await self._create(
                 session, user_id, chat_id, chosen_level, [q.id for q in questions], message_id
             )
-            return StartResult(interview.id, chosen_level, len(questions), replaced)
+            return InterviewStart(interview.id, chosen_level, len(questions), replaced)
 
     async def start_review(
         self, user_id: int, chat_id: int, count: int | None = None, message_id: int | None = None
-    ) -> StartResult | ReviewNotDue:
+    ) -> InterviewStart | ReviewNotDue:
         """An interview of the questions whose review is due, most overdue first, any level."""
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
@@ -159,18 +159,18 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             chosen = due[: max(1, min(count or MAX_COUNT, MAX_COUNT))]
             level = user.level if user else Level.junior.value
             interview = await self._create(session, user_id, chat_id, level, chosen, message_id)
-            return StartResult(interview.id, level, len(chosen), replaced, review=True)
+            return InterviewStart(interview.id, level, len(chosen), replaced, review=True)
 
     async def _replayed(
         self, repo: Repo, user_id: int, message_id: int | None
-    ) -> StartResult | None:
+    ) -> InterviewStart | None:
         """The interview this command message started already (handled again after a restart)."""
         if message_id is None:
             return None
         same = await repo.interviews.started_by(user_id, message_id)
         if same is None:
             return None
-        return StartResult(same.id, same.level, len(same.question_ids), False, replayed=True)
+        return InterviewStart(same.id, same.level, len(same.question_ids), False, replayed=True)
 
     async def _replace_active(self, repo: Repo, user_id: int) -> bool:
         """Stop the user's running interview, if any: a new one replaces it (no summary)."""
@@ -261,7 +261,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         chat_id: int,
         ask_id: int | None = None,
         message_id: int | None = None,
-    ) -> Outcome:
+    ) -> AnswerOutcome:
         """Skip the question of the button `ask_id`, or the one shown before the /skip
         message `message_id` (so /skip handled twice does not skip the next one too)."""
         async with self.sessions() as session, session.begin():
@@ -269,15 +269,15 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             if ask_id is not None:
                 ask = await repo.asked.get(ask_id)
                 if ask is None or ask.user_id != user_id:
-                    return Outcome.no_question
+                    return AnswerOutcome.no_question
             else:
                 ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id, self.clock())
                 if ask is None:
-                    return Outcome.no_question
+                    return AnswerOutcome.no_question
             if ask.status != AskStatus.open:
-                return Outcome.already_answered
+                return AnswerOutcome.already_answered
             ask.status = AskStatus.skipped
             if self.bank.get(ask.question_id) is not None:
                 await record_review(session, user_id, ask.question_id, None, self.clock())
             await self._advance(session, ask.interview_id)
-            return Outcome.skipped
+            return AnswerOutcome.skipped

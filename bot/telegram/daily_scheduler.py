@@ -21,7 +21,7 @@ from bot.clock import Clock, utcnow
 from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.i18n import t
-from bot.services.daily import DailyJob, DailyService, Outcome
+from bot.services.daily import DailyJob, DailyService, DeliveryOutcome
 from bot.storage.engine import create_session_factory
 
 log = logging.getLogger(__name__)
@@ -84,9 +84,9 @@ class DailyScheduler:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._starts: Batcher[DailyJob, bool] = Batcher(daily.start_sending_many)
-        self._outcomes: Batcher[Outcome, None] = Batcher(self._record)
+        self._outcomes: Batcher[DeliveryOutcome, None] = Batcher(self._record)
 
-    async def _record(self, outcomes: list[Outcome]) -> list[None]:
+    async def _record(self, outcomes: list[DeliveryOutcome]) -> list[None]:
         # The messages are out already: a busy database must not turn them into "interrupted".
         for attempt in range(3):
             try:
@@ -178,22 +178,22 @@ class DailyScheduler:
             return  # another process took it back after our claim went stale
         await self._outcomes.submit(await self._send(job))
 
-    async def _send(self, job: DailyJob) -> Outcome:
+    async def _send(self, job: DailyJob) -> DeliveryOutcome:
         try:
             message = await self.bot.send_message(job.chat_id, render_daily_question(job).as_html())
         except TelegramForbiddenError as exc:
             log.info("user %s blocked the bot; daily questions stopped", job.user_id)
-            return Outcome(job, reason=f"blocked: {exc.message}", deactivate=True)
+            return DeliveryOutcome(job, reason=f"blocked: {exc.message}", deactivate=True)
         except TelegramBadRequest as exc:
             gone = "chat not found" in exc.message.lower()
-            return Outcome(job, reason=f"rejected: {exc.message}", deactivate=gone)
+            return DeliveryOutcome(job, reason=f"rejected: {exc.message}", deactivate=gone)
         except TelegramAPIError as exc:  # retries (429, 5xx, network) already exhausted
             log.warning("daily question for user %s failed: %s", job.user_id, exc)
-            return Outcome(job, reason=f"error: {type(exc).__name__}: {exc.message}")
+            return DeliveryOutcome(job, reason=f"error: {type(exc).__name__}: {exc.message}")
         except Exception as exc:
             log.exception("daily question for user %s failed", job.user_id)
-            return Outcome(job, reason=f"error: {type(exc).__name__}")
-        return Outcome(job, message_id=message.message_id)
+            return DeliveryOutcome(job, reason=f"error: {type(exc).__name__}")
+        return DeliveryOutcome(job, message_id=message.message_id)
 
 
 @dataclass

@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 
 from bot.i18n import t
-from bot.services.interviews import ReviewNotDue, StartResult
+from bot.services.interviews import InterviewStart, ReviewNotDue
 
 
 def due_in(lang: str, delta: timedelta) -> str:
@@ -27,7 +27,7 @@ def not_due_text(due: ReviewNotDue, now: datetime, lang: str) -> str:
     return t(lang, "review.not_due", when=due_in(lang, due.next_due - now))
 
 
-def started_text(started: StartResult, lang: str) -> str:
+def started_text(started: InterviewStart, lang: str) -> str:
     """The reply to /interview, /review or the "start an interview" button."""
     if started.review:
         lines = [t(lang, "review.started", count=started.count)]

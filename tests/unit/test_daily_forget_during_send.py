@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
-from bot.services.daily import Outcome
+from bot.services.daily import DeliveryOutcome
 from bot.services.forget import forget_user
 from bot.services.interviews import InterviewService
 from bot.storage.engine import create_engine, create_session_factory
@@ -49,10 +49,10 @@ async def _forget_between_sending_and_recording(sessions: Sessions, bank: Questi
     await forget_user(sessions, 4)
     await service.record(
         [
-            Outcome(by_user[1], message_id=501),
-            Outcome(by_user[2], message_id=502),
-            Outcome(by_user[3], message_id=503),
-            Outcome(by_user[4], reason="blocked: Forbidden", deactivate=True),
+            DeliveryOutcome(by_user[1], message_id=501),
+            DeliveryOutcome(by_user[2], message_id=502),
+            DeliveryOutcome(by_user[3], message_id=503),
+            DeliveryOutcome(by_user[4], reason="blocked: Forbidden", deactivate=True),
         ]
     )
     state = {

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
-from bot.services.daily import DailyService, Outcome
+from bot.services.daily import DailyService, DeliveryOutcome
 from bot.services.interviews import InterviewService
 from tests.unit.test_daily_service import Clock, deliver, make, rows
 
@@ -91,7 +91,7 @@ async def test_a_failed_delivery_today_also_moves_the_next_to_tomorrow(
     await service.materialize()
     [job] = await service.claim(10)
     assert await service.start_sending(job)
-    await service.record([Outcome(job, reason="blocked: Forbidden", deactivate=True)])
+    await service.record([DeliveryOutcome(job, reason="blocked: Forbidden", deactivate=True)])
     clock.advance(hours=1)
     view = await service.subscribe(1, 1, time(18, 0), None)
     assert view.next_due_at == datetime(2026, 6, 11, 18, 0, tzinfo=UTC)

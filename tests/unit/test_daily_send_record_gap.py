@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
 from bot.scoring.service import ScoringService
-from bot.services.daily import REASON_ARRIVED, REASON_INTERRUPTED, REASON_MISSED, Outcome
+from bot.services.daily import REASON_ARRIVED, REASON_INTERRUPTED, REASON_MISSED, DeliveryOutcome
+from bot.services.interviews import AnswerOutcome as Answered
 from bot.services.interviews import InterviewService
-from bot.services.interviews import Outcome as Answered
 from bot.services.outbox import FeedbackItem, QuestionItem
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import Answer, AskedQuestion
@@ -137,8 +137,8 @@ async def test_broadcast_makes_one_ask_per_delivery_and_the_outbox_sends_none(
             assert await interviews.outbox(uid) == []
         by_user = {j.user_id: j for j in jobs}
         await service.record(
-            [Outcome(by_user[uid], message_id=500 + uid) for uid in (1, 2, 3)]
-            + [Outcome(by_user[4], reason="error: TelegramNetworkError")]
+            [DeliveryOutcome(by_user[uid], message_id=500 + uid) for uid in (1, 2, 3)]
+            + [DeliveryOutcome(by_user[4], reason="error: TelegramNetworkError")]
         )
         asks = {a.id: a for a in await _asks(sessions)}
         state = {r.user_id: (r.status, r.message_id, asks[r.ask_id].message_id if r.ask_id

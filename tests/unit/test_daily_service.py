@@ -15,7 +15,7 @@ from bot.services.daily import (
     DailyJob,
     DailyService,
 )
-from bot.services.interviews import InterviewService, Outcome
+from bot.services.interviews import AnswerOutcome, InterviewService
 from bot.storage.models import AskedQuestion, DailyDelivery
 
 
@@ -216,7 +216,7 @@ async def test_reply_to_old_daily_question_during_an_interview(sessions, bank, s
         await interviews.mark_sent(item, 4300)
     # A reply to the daily question grades it even though the interview's question is newer.
     outcome, _ = await interviews.submit(1, 1, daily.question.answer.en, 4301, reply_to=4242)
-    assert outcome is Outcome.graded
+    assert outcome is AnswerOutcome.graded
     feedback = [i for i in await interviews.outbox(1) if hasattr(i, "score")]
     assert feedback[0].question.id == daily.question.id
     assert getattr(feedback[0], "streak", None) == 1
@@ -227,7 +227,7 @@ async def test_reply_to_old_daily_question_during_an_interview(sessions, bank, s
     assert [a.interview_id is not None for a in open_asks] == [True]
     # A plain message goes to the most recently asked open question: the interview's.
     outcome, _ = await interviews.submit(1, 1, "I don't know", 4302)
-    assert outcome is Outcome.graded
+    assert outcome is AnswerOutcome.graded
     assert (await service.view(1)).streak == 1  # type: ignore[union-attr]
 
 

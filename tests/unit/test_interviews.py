@@ -15,7 +15,7 @@ from bot.content.schema import Question
 from bot.scoring.grader import GradeResult
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
-from bot.services.interviews import InterviewService, Outcome
+from bot.services.interviews import AnswerOutcome, InterviewService
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
 from bot.storage.models import Answer, AskedQuestion, Interview
 from bot.storage.repository import Repo
@@ -52,7 +52,7 @@ async def test_unseen_questions_come_first(sessions, bank: QuestionBank, scoring
         assert isinstance(item, QuestionItem) and item.question.id not in seen
         seen.add(item.question.id)
         outcome, _ = await service.submit(1, 1, "I don't know")
-        assert outcome is Outcome.graded
+        assert outcome is AnswerOutcome.graded
         await deliver(service, 1)
 
 
@@ -66,12 +66,12 @@ async def test_racing_answers_grade_once(sessions, bank: QuestionBank, scoring) 
         service.submit(2, 2, "zero_grad clears the accumulated gradients", 20_002),
     )
     outcomes = sorted(o for o, _ in results)
-    assert outcomes == sorted([Outcome.graded, Outcome.busy])
+    assert outcomes == sorted([AnswerOutcome.graded, AnswerOutcome.busy])
     # The same Telegram message delivered again after a restart is ignored (whichever won).
-    winner = 20_001 + [o for o, _ in results].index(Outcome.graded)
+    winner = 20_001 + [o for o, _ in results].index(AnswerOutcome.graded)
     assert (await service.submit(2, 2, "backward adds gradients into .grad", winner))[
         0
-    ] is Outcome.duplicate
+    ] is AnswerOutcome.duplicate
 
 
 async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> None:
@@ -80,8 +80,8 @@ async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> N
     started = await service.start(3, 3, "middle", 3)
     assert started is not None and started.count == 3
     first = (await deliver(service, 3))[0]
-    assert (await service.skip(3, 3, first.ask_id)) is Outcome.skipped
-    assert (await service.skip(3, 3, first.ask_id)) is Outcome.already_answered
+    assert (await service.skip(3, 3, first.ask_id)) is AnswerOutcome.skipped
+    assert (await service.skip(3, 3, first.ask_id)) is AnswerOutcome.already_answered
     second = (await deliver(service, 3))[0]
     assert isinstance(second, QuestionItem) and second.position == 2
     await service.submit(3, 3, second.question.answer.ru)
@@ -94,7 +94,10 @@ async def test_skip_stop_and_summary(sessions, bank: QuestionBank, scoring) -> N
     assert (summary.answered, summary.skipped, summary.total) == (1, 1, 3)
     assert summary.average == feedback.score
     assert await service.outbox(3) == []
-    assert (await service.submit(3, 3, "a late answer to nothing")) == (Outcome.no_question, None)
+    assert (await service.submit(3, 3, "a late answer to nothing")) == (
+        AnswerOutcome.no_question,
+        None,
+    )
 
 
 async def test_restart_recovers_an_answer_stored_but_not_graded(
@@ -114,7 +117,7 @@ async def test_restart_recovers_an_answer_stored_but_not_graded(
     outcome, answer_id = await service.submit(
         4, 4, "backward accumulates gradients, zero_grad clears .grad"
     )
-    assert outcome is Outcome.grade_later and answer_id is not None  # stored, not graded
+    assert outcome is AnswerOutcome.grade_later and answer_id is not None  # stored, not graded
     service.grade_pending = original  # type: ignore[method-assign]
     async with sessions() as session:
         statuses = (
@@ -139,19 +142,19 @@ async def test_a_burst_is_never_graded_against_an_unsent_question(
     (first,) = await deliver(service, 5)  # question 1 is message 10_000
     assert (await service.submit(5, 5, "backward accumulates gradients into .grad", 10_001))[
         0
-    ] is Outcome.graded
+    ] is AnswerOutcome.graded
     # Question 2 exists now but is not sent yet; the second message of the burst comes in.
     second_of_burst = await service.submit(5, 5, "and zero_grad resets them every step", 10_002)
-    assert second_of_burst == (Outcome.not_yet_asked, None)
+    assert second_of_burst == (AnswerOutcome.not_yet_asked, None)
     feedback, question = await deliver(service, 5)  # question 2 is message 10_001 in `deliver`
     assert isinstance(feedback, FeedbackItem) and feedback.question.id == first.question.id
     assert isinstance(question, QuestionItem) and question.position == 2
     # A message older than question 2's message is not an answer to it either.
     assert (await service.submit(5, 5, "one more thought on the first question", 10_000))[
         0
-    ] is Outcome.not_yet_asked
+    ] is AnswerOutcome.not_yet_asked
     outcome, _ = await service.submit(5, 5, question.question.answer.en, 10_050)
-    assert outcome is Outcome.graded
+    assert outcome is AnswerOutcome.graded
     feedback2, summary = await deliver(service, 5)
     assert isinstance(feedback2, FeedbackItem) and feedback2.question.id == question.question.id
     assert isinstance(summary, SummaryItem) and summary.answered == 2
@@ -166,14 +169,14 @@ async def test_commands_handled_twice_act_once(sessions, bank: QuestionBank, sco
     assert started is not None and again is not None
     assert again.replayed and again.interview_id == started.interview_id and not again.replaced
     await deliver(service, 6)  # message 10_000
-    assert await service.skip(6, 6, message_id=10_001) is Outcome.skipped
+    assert await service.skip(6, 6, message_id=10_001) is AnswerOutcome.skipped
     (second,) = await deliver(service, 6)  # message 10_000 + 0 again in `deliver`: renumber
     async with sessions() as session, session.begin():
         ask = await session.get(AskedQuestion, second.ask_id)
         assert ask is not None
         ask.message_id = 10_002  # sent after the /skip message
-    assert await service.skip(6, 6, message_id=10_001) is Outcome.no_question
-    assert await service.skip(6, 6, message_id=10_003) is Outcome.skipped
+    assert await service.skip(6, 6, message_id=10_001) is AnswerOutcome.no_question
+    assert await service.skip(6, 6, message_id=10_003) is AnswerOutcome.skipped
 
 
 async def test_a_question_sent_again_after_a_kill_takes_an_answer_to_its_first_copy(
@@ -190,7 +193,7 @@ async def test_a_question_sent_again_after_a_kill_takes_an_answer_to_its_first_c
     await service.begin_send(question)  # the restarted process sends it again
     await service.mark_sent(question, 20_000)
     outcome, _ = await service.submit(7, 7, question.question.answer.en, 19_990)
-    assert outcome is Outcome.graded
+    assert outcome is AnswerOutcome.graded
 
 
 class FailingScoring:
@@ -219,10 +222,10 @@ async def test_an_answer_whose_grading_failed_is_kept_and_graded_later(
     await deliver(service, 6)
     text = "backward accumulates gradients, zero_grad clears .grad"
     outcome, answer_id = await service.submit(6, 6, text, 30_001)
-    assert outcome is Outcome.grade_later
+    assert outcome is AnswerOutcome.grade_later
     assert await service.outbox(6) == []  # nothing to send yet
     # A second message while it waits: the question is taken, not graded twice.
-    assert (await service.submit(6, 6, "another try", 30_002))[0] is Outcome.busy
+    assert (await service.submit(6, 6, "another try", 30_002))[0] is AnswerOutcome.busy
     # Too fresh for the periodic retry (it may still be grading in its handler).
     assert await service.grade_stored(older_than=timedelta(minutes=1)) == []
     assert await service.grade_stored() == []  # the server is still down: left for later
@@ -244,7 +247,9 @@ async def test_one_answer_that_cannot_be_graded_does_not_stop_recovery(
         await service.ensure_user(user, "en")
         await service.start(user, user, "junior", 2)
         await deliver(service, user)
-    assert (await service.submit(7, 7, "poison: this one always fails"))[0] is Outcome.grade_later
+    assert (await service.submit(7, 7, "poison: this one always fails"))[
+        0
+    ] is AnswerOutcome.grade_later
     # Stored with grading never reached (a kill): recovered at the next start.
     original = service.grade_pending
 
@@ -273,7 +278,7 @@ async def test_a_level_without_questions_keeps_the_running_interview(
     await deliver(service, 9)
     assert await service.start(9, 9, "senior", 3) is None
     # The interview goes on: an answer is graded against its question.
-    assert (await service.submit(9, 9, "backward accumulates gradients"))[0] is Outcome.graded
+    assert (await service.submit(9, 9, "backward accumulates gradients"))[0] is AnswerOutcome.graded
 
 
 async def test_questions_that_left_the_bank_do_not_stall_an_interview(

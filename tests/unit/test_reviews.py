@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
 from bot.scoring.service import ScoringService
-from bot.services.interviews import InterviewService, Outcome, ReviewNotDue, StartResult
+from bot.services.interviews import AnswerOutcome, InterviewService, InterviewStart, ReviewNotDue
 from bot.services.outbox import QuestionItem, SummaryItem
 from bot.services.reviews import due_questions, next_due, rating_for, record_review
 from bot.storage.engine import create_engine, create_session_factory
@@ -106,7 +106,7 @@ async def test_a_month_later_the_overdue_questions_come_first(
     service = make(sessions, bank, scoring, clock)
     await service.ensure_user(11, "en")
     result = await service.start(11, 11, "junior", 4)
-    assert isinstance(result, StartResult)
+    assert isinstance(result, InterviewStart)
     failed: list[str] = []
     items = await deliver(service, 11)
     for position in range(4):
@@ -116,7 +116,7 @@ async def test_a_month_later_the_overdue_questions_come_first(
         if position % 2 == 0:
             failed.append(item.question.id)
         outcome, _ = await service.submit(11, 11, text)
-        assert outcome is Outcome.graded
+        assert outcome is AnswerOutcome.graded
         clock.advance(minutes=1)
         items = await deliver(service, 11)
     clock.advance(days=30)
@@ -140,7 +140,7 @@ async def test_a_skip_is_a_failed_review_and_review_runs_the_due_ones(
     assert nothing == ReviewNotDue(None)
     await service.start(12, 12, "middle", 2)
     first = (await deliver(service, 12))[0]
-    assert await service.skip(12, 12) is Outcome.skipped
+    assert await service.skip(12, 12) is AnswerOutcome.skipped
     second = next(i for i in await deliver(service, 12) if isinstance(i, QuestionItem))
     await service.submit(12, 12, model_answer(bank, second.question.id))
     items = await deliver(service, 12)
@@ -154,7 +154,7 @@ async def test_a_skip_is_a_failed_review_and_review_runs_the_due_ones(
     assert isinstance(waiting, ReviewNotDue) and waiting.next_due == clock() + timedelta(minutes=1)
     clock.advance(minutes=2)
     started = await service.start_review(12, 12)
-    assert isinstance(started, StartResult) and started.review and started.count == 1
+    assert isinstance(started, InterviewStart) and started.review and started.count == 1
     asked = (await deliver(service, 12))[0]
     assert isinstance(asked, QuestionItem) and asked.question.id == first.question.id
 

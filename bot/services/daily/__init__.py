@@ -15,7 +15,7 @@ from bot.services.daily.queue import (
     REASON_INTERRUPTED,
     REASON_MISSED,
     DailyJob,
-    Outcome,
+    DeliveryOutcome,
 )
 from bot.services.daily.service import DailyService
 from bot.services.daily.streaks import daily_streak_for_ask, streak
@@ -28,7 +28,7 @@ __all__ = [
     "REASON_MISSED",
     "DailyJob",
     "DailyService",
-    "Outcome",
+    "DeliveryOutcome",
     "SubscriptionView",
     "daily_streak_for_ask",
     "streak",

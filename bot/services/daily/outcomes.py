@@ -12,16 +12,16 @@ from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
-from bot.services.daily.queue import DailyJob, Outcome
+from bot.services.daily.queue import DailyJob, DeliveryOutcome
 from bot.storage.models import DailyDelivery, DailySubscription
 from bot.storage.statuses import AskStatus, DeliveryStatus
 
 
 class DeliveryOutcomesMixin(DailyBase):
     async def mark_sent(self, job: DailyJob, message_id: int) -> None:
-        await self.record([Outcome(job, message_id=message_id)])
+        await self.record([DeliveryOutcome(job, message_id=message_id)])
 
-    async def record(self, outcomes: Sequence[Outcome]) -> None:
+    async def record(self, outcomes: Sequence[DeliveryOutcome]) -> None:
         """Settle sent or failed deliveries in one transaction. A sent one's ask (made by
         start_sending) gets its message id, so a reply to it finds it; a failed one's ask is
         deleted, as the question never reached the user. The claim's token proves ownership,
@@ -110,7 +110,9 @@ class DeliveryOutcomesMixin(DailyBase):
                         .values(active=False, stopped_reason=reason, updated_at=now)
                     )
 
-    async def _ask_for(self, session: AsyncSession, sent: Sequence[Outcome], now: datetime) -> None:
+    async def _ask_for(
+        self, session: AsyncSession, sent: Sequence[DeliveryOutcome], now: datetime
+    ) -> None:
         if not sent:
             return
         ask_ids = await session.scalars(

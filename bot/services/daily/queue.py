@@ -55,7 +55,7 @@ class DailyJob:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class DeliveryOutcome:
     """How one send ended: a message id (sent), or the reason it failed."""
 
     job: DailyJob

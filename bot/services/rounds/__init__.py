@@ -25,7 +25,7 @@ from bot.services.rounds.args import (
     parse_round_args,
 )
 from bot.services.rounds.groups import GroupView
-from bot.services.rounds.lifecycle import LATE_GRACE, RESTART_GRACE, StartOutcome, StartResult
+from bot.services.rounds.lifecycle import LATE_GRACE, RESTART_GRACE, RoundStart, StartOutcome
 from bot.services.rounds.outbox import ranks
 from bot.services.rounds.service import RoundService
 
@@ -41,9 +41,9 @@ __all__ = [
     "QuestionState",
     "RoundArgs",
     "RoundService",
+    "RoundStart",
     "RoundUsageError",
     "StartOutcome",
-    "StartResult",
     "parse_round_args",
     "ranks",
 ]

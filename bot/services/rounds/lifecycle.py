@@ -39,7 +39,7 @@ class StartOutcome(StrEnum):
 
 
 @dataclass(frozen=True)
-class StartResult:
+class RoundStart:
     outcome: StartOutcome
     round_id: int | None = None
     level: str | None = None
@@ -68,7 +68,7 @@ class LifecycleMixin(RoundsBase):
         count: int | None = None,
         seconds: int | None = None,
         kind: str = RoundKind.round,
-    ) -> StartResult:
+    ) -> RoundStart:
         """A round of free-text questions, or (kind="quiz") of quiz polls."""
         return await once_more_on_conflict(
             lambda: self._start(chat_id, started_by, level, count, seconds, kind)
@@ -82,7 +82,7 @@ class LifecycleMixin(RoundsBase):
         count: int | None,
         seconds: int | None,
         kind: str = RoundKind.round,
-    ) -> StartResult:
+    ) -> RoundStart:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
@@ -90,7 +90,7 @@ class LifecycleMixin(RoundsBase):
                 session.add(group)
                 await session.flush()
             if await queries.running_round(session, chat_id) is not None:
-                return StartResult(StartOutcome.already_running)
+                return RoundStart(StartOutcome.already_running)
             chosen = Level(level or group.level).value
             wanted = max(1, min(count or DEFAULT_QUESTIONS, MAX_QUESTIONS))
             quiz = kind == RoundKind.quiz
@@ -99,7 +99,7 @@ class LifecycleMixin(RoundsBase):
             pool = quiz_questions(self.bank, chosen) if quiz else self.bank.by_level(chosen)
             questions = choose_questions(pool, asked, wanted, self.rng)
             if not questions:
-                return StartResult(StartOutcome.no_questions, level=chosen)
+                return RoundStart(StartOutcome.no_questions, level=chosen)
             round_ = Round(
                 chat_id=chat_id,
                 kind=RoundKind.quiz if quiz else RoundKind.round,
@@ -113,9 +113,7 @@ class LifecycleMixin(RoundsBase):
             session.add(round_)
             await session.flush()
             self._ask(session, round_)
-            return StartResult(
-                StartOutcome.started, round_.id, chosen, len(questions), per_question
-            )
+            return RoundStart(StartOutcome.started, round_.id, chosen, len(questions), per_question)
 
     async def stop(self, chat_id: int) -> bool:
         """`/round stop`: the current question is the last; its answers still get results."""

@@ -15,7 +15,7 @@ from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.forget import forget_user
 from bot.services.history import history, history_csv
-from bot.services.interviews import MAX_COUNT, InterviewService, Outcome, UserView
+from bot.services.interviews import MAX_COUNT, AnswerOutcome, InterviewService, UserView
 from bot.telegram.callbacks import ForgetCallback, LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import forget_keyboard, level_keyboard, settings_keyboard
@@ -25,12 +25,12 @@ EXPORT_FILE = "mock-interview-answers.csv"
 TYPING_AFTER = 1.0  # seconds of grading before the chat shows "typing…"
 
 REPLIES = {
-    Outcome.no_question: "no_question",
-    Outcome.too_short: "too_short",
-    Outcome.busy: "busy",
-    Outcome.already_answered: "already_answered",
-    Outcome.not_yet_asked: "not_yet_asked",
-    Outcome.grade_later: "grading_failed",
+    AnswerOutcome.no_question: "no_question",
+    AnswerOutcome.too_short: "too_short",
+    AnswerOutcome.busy: "busy",
+    AnswerOutcome.already_answered: "already_answered",
+    AnswerOutcome.not_yet_asked: "not_yet_asked",
+    AnswerOutcome.grade_later: "grading_failed",
 }
 
 
@@ -158,7 +158,7 @@ def build_private_router() -> Router:
         lang: str,
     ) -> None:
         outcome = await interviews.skip(user.id, message.chat.id, message_id=message.message_id)
-        await _say(message, lang, "skipped" if outcome is Outcome.skipped else "no_question")
+        await _say(message, lang, "skipped" if outcome is AnswerOutcome.skipped else "no_question")
         await delivery.flush(user.id, lang)
 
     @router.callback_query(SkipCallback.filter())
@@ -171,7 +171,9 @@ def build_private_router() -> Router:
     ) -> None:
         chat_id = query.message.chat.id if query.message else query.from_user.id
         outcome = await interviews.skip(query.from_user.id, chat_id, callback_data.ask)
-        await query.answer(t(lang, "skipped" if outcome is Outcome.skipped else "outdated_button"))
+        await query.answer(
+            t(lang, "skipped" if outcome is AnswerOutcome.skipped else "outdated_button")
+        )
         await delivery.flush(query.from_user.id, lang)
 
     @router.message(Command("stop"))
@@ -211,14 +213,14 @@ def build_private_router() -> Router:
                     user.id, message.chat.id, message.text or "", message.message_id, reply_to,
                 )  # fmt: skip
                 outcome, _ = await submit()
-                if outcome is Outcome.not_yet_asked:
+                if outcome is AnswerOutcome.not_yet_asked:
                     # The question's send is in flight, here or on a replica that died after
                     # Telegram took it: once it is settled (recorded, or sent again), the
                     # message ids tell whether the person had seen it.
                     await delivery.flush(user.id, lang)
                     outcome, _ = await submit()
         except Exception:
-            # Grading errors come back as Outcome.grade_later: this one came before the
+            # Grading errors come back as AnswerOutcome.grade_later: this one came before the
             # answer was stored, so it is not kept.
             await _say(message, lang, "answer_not_saved")
             raise
