@@ -34,17 +34,17 @@ from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
 from bot.telegram.failure_notice import FailureNotice
+from bot.telegram.limits.send_bucket import RateLimitMiddleware, TokenBucket
+from bot.telegram.limits.shared import RedisTokenBucket
 from bot.telegram.middlewares import (
     RequestMetricsMiddleware,
     RetryMiddleware,
     UserContextMiddleware,
 )
 from bot.telegram.polling import InboxPoller
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
 from bot.telegram.receiver import InboxReceiver
 from bot.telegram.rounds.setup import attach_rounds
 from bot.telegram.routers import build_routers
-from bot.telegram.shared_limits import RedisTokenBucket
 from bot.telegram.update_queue import FailurePolicy
 from bot.telegram.webhook import WebhookReceiver
 

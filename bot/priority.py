@@ -1,9 +1,9 @@
 """Who is waiting: a person who just wrote, the next question after their feedback, or bulk
 work (daily broadcasts, group rounds).
 
-The send queue (bot/telegram/rate_limit.py) and the grading queue (bot/scoring/service.py) both
-serve interactive work first. Bulk work marks itself with `bulk_work()`; tasks created inside
-inherit the mark (a task copies its creator's context).
+The send queue (bot/telegram/limits/send_bucket.py) and the grading queue
+(bot/scoring/service.py) both serve interactive work first. Bulk work marks itself with
+`bulk_work()`; tasks created inside inherit the mark (a task copies its creator's context).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import load_settings
 from bot.priority import bulk_work
-from bot.telegram.rate_limit import RateLimitMiddleware, TokenBucket
+from bot.telegram.limits.send_bucket import RateLimitMiddleware, TokenBucket
 
 
 class FakeTime:

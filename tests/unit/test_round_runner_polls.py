@@ -20,7 +20,7 @@ from bot.content.schema import Text
 from bot.services.rounds import RoundService, StartOutcome
 from bot.storage.models import RoundQuestion
 from bot.storage.statuses import RoundKind
-from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.limits.groups import GroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
 from tests.fake_telegram import FakeTelegram
 

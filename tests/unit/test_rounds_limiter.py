@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.telegram.rounds.limiter import GroupLimiter
+from bot.telegram.limits.groups import GroupLimiter
 
 
 class FakeTime:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.telegram.rate_limit import TokenBucket
-from bot.telegram.shared_limits import RedisTokenBucket
+from bot.telegram.limits.send_bucket import TokenBucket
+from bot.telegram.limits.shared import RedisTokenBucket
 
 
 class FakeTime:
@@ -104,7 +104,7 @@ class HungRedis(FlakyRedis):
 async def test_redis_that_never_answers_does_not_hold_up_sends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("bot.telegram.shared_limits.REDIS_TIMEOUT", 0.05)
+    monkeypatch.setattr("bot.telegram.limits.shared.REDIS_TIMEOUT", 0.05)
     fake = FakeTime()
     redis = HungRedis()
     bucket = RedisTokenBucket(redis, rate=10, clock=fake.clock, sleep=fake.sleep)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from bot.telegram.shared_limits import RedisGroupLimiter, RedisTokenBucket
+from bot.telegram.limits.shared import RedisGroupLimiter, RedisTokenBucket
 
 
 class Clock:

@@ -35,9 +35,9 @@ from bot.services.rounds.items import (
     RoundQuestionItem,
 )
 from bot.storage.leases import new_holder, release_lease, take_lease
+from bot.telegram.limits.groups import GroupBudget
 from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds.keyboards import next_keyboard
-from bot.telegram.rounds.limiter import GroupBudget
 from bot.telegram.rounds.rendering import (
     render_leaderboard,
     render_results,

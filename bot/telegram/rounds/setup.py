@@ -14,10 +14,10 @@ from bot.config import Settings
 from bot.scoring.service import ScoringService
 from bot.services.rounds import RoundService
 from bot.storage.engine import create_session_factory
-from bot.telegram.rounds.limiter import GroupBudget, GroupLimiter
+from bot.telegram.limits.groups import GroupBudget, GroupLimiter
+from bot.telegram.limits.shared import RedisGroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
 from bot.telegram.rounds.ticker import run_ticker
-from bot.telegram.shared_limits import RedisGroupLimiter
 
 
 @dataclass

@@ -4,7 +4,7 @@ one pause after a 429, and each group's messages per minute.
 Each decision is one Lua script, so it is atomic in Redis however many replicas ask at once. The
 clock is the caller's (milliseconds): replicas on one host or on NTP agree to well within the
 bucket's tick, and tests can move it. Without REDIS_URL the in-process versions in
-rate_limit.py and rounds/limiter.py are used.
+send_bucket.py and groups.py are used.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.telegram.rate_limit import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
-from bot.telegram.rate_limit import TokenBucket
+from bot.telegram.limits.send_bucket import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
+from bot.telegram.limits.send_bucket import TokenBucket
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class RedisTokenBucket(TokenBucket):
 
 class RedisGroupLimiter:
     """Each group's messages per minute, counted across replicas (same interface as
-    rounds/limiter.GroupLimiter)."""
+    groups.GroupLimiter)."""
 
     def __init__(
         self,

@@ -30,7 +30,7 @@ from bot.priority import Priority, current_priority
 
 log = logging.getLogger(__name__)
 
-# Telegram's per-group budget is counted over a minute (rounds/limiter.py, shared_limits.py).
+# Telegram's per-group budget is counted over a minute (groups.py, shared.py).
 GROUP_WINDOW_SECONDS = 60.0
 UNLIMITED_METHODS = frozenset({"GetUpdates", "GetMe", "DeleteWebhook", "Close", "LogOut"})
 # After take() fails: wait this long before asking again, doubling up to the cap.
@@ -62,7 +62,7 @@ class TokenBucket:
 
     async def take(self) -> float:
         """Take a token now and return 0, or return how many seconds until one is due (nothing
-        taken). The shared bucket (bot/telegram/shared_limits.py) takes it from Redis."""
+        taken). The shared bucket (bot/telegram/limits/shared.py) takes it from Redis."""
         now = self.clock()
         if now < self._paused_until:
             return self._paused_until - now

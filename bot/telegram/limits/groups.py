@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from bot.telegram.rate_limit import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
+from bot.telegram.limits.send_bucket import GROUP_WINDOW_SECONDS as WINDOW_SECONDS
 
 
 class GroupBudget(Protocol):
