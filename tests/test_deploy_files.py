@@ -50,7 +50,7 @@ def test_replicas_run_the_webhook_on_shared_services() -> None:
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
         assert f"{name}:{env['WEBHOOK_PORT']}" in caddy  # the proxy spreads posts over it
         assert env["WEBHOOK_URL"].endswith("/telegram/hook") and "/telegram/hook" in caddy
-    assert "health_uri /livez" in caddy
+    assert "health_uri /readyz" in caddy  # in rotation once its grader is loaded
 
 
 def test_the_commands_it_runs_exist() -> None:
@@ -85,16 +85,17 @@ def test_one_embedding_server_per_profile_on_a_gpu_or_the_cpu() -> None:
             }
 
 
-def test_liveness_asks_the_replica_not_the_shared_services() -> None:
-    """The container check and the proxy's both ask /livez (process and database), so a blip of
-    Redis or the embedding server does not take every replica out of rotation at once."""
-    from bot.ops_server import LIVE_PATH
+def test_health_checks_ask_the_replica_not_the_shared_services() -> None:
+    """The container check asks /livez (process and database); the proxy asks /readyz (that, and
+    the grader loaded), so a replica still loading gets no posts, and neither check asks Redis
+    or the embedding server, whose blip would take every replica out of rotation at once."""
+    from bot.ops_server import LIVE_PATH, READY_PATH
 
     services = compose()["services"]
     for name in ("bot-1", "bot-2", "bot-3"):
         check = " ".join(services[name]["healthcheck"]["test"])
         assert f"127.0.0.1:8080{LIVE_PATH}" in check
-    assert f"health_uri {LIVE_PATH}" in (DOCKER / "Caddyfile").read_text("utf-8")
+    assert f"health_uri {READY_PATH}" in (DOCKER / "Caddyfile").read_text("utf-8")
 
 
 def test_the_documented_command_reads_the_repositorys_env() -> None:

@@ -17,6 +17,7 @@ from bot.services.readiness import (
     latest_scores,
     load_readiness,
     readiness,
+    weight,
 )
 from bot.storage.models import Answer, AskedQuestion, User
 from bot.telegram.report_rendering import render_readiness_line, render_report
@@ -205,9 +206,15 @@ async def test_load_readiness_reads_the_users_history(sessions, bank: QuestionBa
         )  # fmt: skip
     report = await load_readiness(sessions, bank, 1, "en", "junior")
     assert report.answered == 1
-    # zero-grad is the bank's only junior autograd question: the level's score is its latest.
+    # The level's score is the latest 2.0, weighted among the bank's junior autograd questions
+    # (the others unanswered, so 0).
     junior = topic(report.topics, "autograd").levels[0]
-    assert (junior.level, junior.score, junior.answered, junior.total) == (Level.junior, 2.0, 1, 1)
+    peers = [
+        q for q in bank.questions.values() if "autograd" in q.topics and q.level == Level.junior
+    ]
+    expected = 2.0 * weight(bank.questions["zero-grad"]) / sum(weight(q) for q in peers)
+    assert (junior.level, junior.answered, junior.total) == (Level.junior, 1, len(peers))
+    assert junior.score == pytest.approx(expected)
 
 
 # --- the message -------------------------------------------------------------------------------
