@@ -1,5 +1,6 @@
 """One answer at a time, warm, one torch thread (as the bot's grading process runs it): the
-grader with the stance model against the same grader without it, interleaved in one process.
+grader with neither pair model, with the stance model, and with the stance and relevance models,
+one after another in each round, in one process.
 
     .venv/bin/python benchmarks/stance_latency.py [--answers 80] [--rounds 2]
 
@@ -30,16 +31,23 @@ def main() -> None:
     settings = Settings()
     bank = load_bank()
     service = ScoringService.from_settings(settings, bank)
-    with_stance = service.warm_grader()
-    if with_stance.stance is None:
-        raise SystemExit("no stance model for this EMBEDDING_MODEL")
+    full = service.warm_grader()
+    if full.stance is None or full.relevance is None:
+        raise SystemExit("no stance or relevance model for this EMBEDDING_MODEL")
     torch.set_num_threads(1)
-    without = Grader(with_stance.encoder, list(bank), GraderOptions(stance=False))
-    without.warm(list(bank))
+    without = Grader(full.encoder, list(bank), GraderOptions(stance=False, relevance=False))
+    with_stance = Grader(full.encoder, list(bank), GraderOptions(relevance=False), full.stance)
+    for grader in (without, with_stance):
+        grader.warm(list(bank))
     root = settings.content_dir.parent
     samples = load_bank_eval(Path(root / "eval")).samples[: args.answers]
     for round_ in range(1, args.rounds + 1):
-        for name, grader in (("head only", without), ("head + stance model", with_stance)):
+        graders = (
+            ("head only", without),
+            ("head + stance model", with_stance),
+            ("head + stance + relevance models", full),
+        )
+        for name, grader in graders:
             took = []
             for s in samples:
                 started = time.perf_counter()

@@ -91,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         help="only content/blind3 (read once, 2026-12-02: its figures are published)",
     )
     evaluate.add_argument(
+        "--blind4",
+        action="store_true",
+        help="only content/blind4 (written blind; read once, for the published figure)",
+    )
+    evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
@@ -101,15 +106,19 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", type=Path, help="also write the figures to this file")
     train = sub.add_parser(
         "train",
-        help="train the stance model (content/stance), or fit a model's pitfall head "
-        "(content/eval, content/heldout)",
+        help="train the stance model (content/stance) or the relevance model (content/eval), "
+        "or fit a model's pitfall head (content/eval, content/heldout)",
     )
-    train.add_argument("what", choices=("stance", "stance-thresholds", "pitfalls"))
+    train.add_argument(
+        "what",
+        choices=("stance", "stance-thresholds", "relevance", "relevance-thresholds", "pitfalls"),
+    )
     train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
-    # Only `train stance`'s (the defaults live in bot/scoring/stance: TrainOptions, StanceConfig).
+    # `train stance`'s and `train relevance`'s (defaults: TrainOptions and each model's config).
     train.add_argument("--holdout", type=float, default=0.0, help="share of pitfalls held out")
     train.add_argument("--steps", type=int, help="stop after this many steps (to time a run)")
     train.add_argument("--epochs", type=float, help="passes over the training pairs")
+    train.add_argument("--lr", type=float, help="peak learning rate (default: TrainOptions')")
     train.add_argument("--layers", type=int, help="the base model's first layers to keep")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, help="artefact folder (default: the bot's own)")
@@ -293,6 +302,16 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         from bot.evaluation.stance_thresholds import run_thresholds
 
         return run_thresholds(settings, bank)
+    if args.command == "train" and args.what == "relevance-thresholds":
+        from bot.evaluation.relevance_thresholds import run_relevance_thresholds
+
+        return run_relevance_thresholds(settings, bank)
+    if args.command == "train" and args.what == "relevance":
+        from bot.evaluation.relevance_training import run_train_relevance
+
+        if args.model:
+            settings = settings.model_copy(update={"embedding_model": args.model})
+        return run_train_relevance(settings, bank, args)
     if args.command == "train" and args.what == "stance":
         from bot.evaluation.stance_training import run_train_stance
 

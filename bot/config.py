@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     # false: the embedding model's pitfall head decides which misconceptions an answer states
     # instead of the stance model (faster, less accurate: docs/grading.md).
     grader_stance: bool = True
+    # false: only the vector rule tells an answer to another question, not the relevance model
+    # (faster, misses more: docs/relevance-model.md).
+    grader_relevance: bool = True
     # Where the bot runs the model: a child process (its own GIL, so a busy event loop does not
     # slow grading) or a thread of the bot's process (less memory, one process to watch).
     grader_worker: Literal["process", "thread"] = "process"

@@ -29,6 +29,7 @@ BANK_ABLATION: dict[str, GraderOptions] = {
     "-clauses": replace(FULL, clauses=False),
     "-offtopic": replace(FULL, off_topic_gate=False),
     "-neighbour": replace(FULL, neighbour=False),  # no "reads like an answer to another question"
+    "-relevance": replace(FULL, relevance=False),  # the vector rule alone tells another question
     "-generic": replace(FULL, generic_cap=False),
     "-admits-cap": replace(FULL, admits_cap=False),
     "-whole-answer-pass": replace(FULL, encode_whole=False),
@@ -56,28 +57,31 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        for name in ("blind2", "blind3"):
+        for name in ("blind2", "blind3", "blind4"):
             if getattr(args, name, False):
                 # Read once, for the published figure (content/<name>/README.md); alone.
                 datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]
     return datasets + [load_external(Path(f)) for f in args.files]
 
 
-def _relevance_line(grader: Grader, bank: QuestionBank, dataset: Dataset) -> str:
-    """How often an answer is said to answer another bank question: off-topic answers (and
-    whether the question named is the one the writer meant) against every other kind."""
+def _relevance_line(grader: Grader, bank: QuestionBank, dataset: Dataset, name: str = "") -> str:
+    """How often an answer is told not to answer its question (verdict off-topic: far from
+    everything, closer to another bank question, or so read by the relevance model): off-topic
+    answers (and whether the question named is the one the writer meant) against every other
+    kind."""
     samples = [s for s in dataset.samples if s.question_id is not None]
     if not any(s.kind == "offtopic" for s in samples):
         return ""
     graded = grader.grade_many(
         [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in samples]
     )
-    told = [(s, g) for s, g in zip(samples, graded, strict=True) if g.answers_question]
+    told = [(s, g) for s, g in zip(samples, graded, strict=True) if g.verdict == "off-topic"]
     off = [s for s in samples if s.kind == "offtopic"]
     on = [s for s in samples if s.kind not in ("offtopic", "dontknow")]
     right = [s for s, g in told if s.answers_question and g.answers_question == s.answers_question]
     return (
-        f"another question: {sum(s.kind == 'offtopic' for s, _ in told)}/{len(off)} off-topic "
+        f"{name or 'grader'}: not an answer to its question: "
+        f"{sum(s.kind == 'offtopic' for s, _ in told)}/{len(off)} off-topic "
         f"answers told ({len(right)} naming the question meant), "
         f"{sum(s.kind not in ('offtopic', 'dontknow') for s, _ in told)}/{len(on)} others\n"
     )
@@ -123,6 +127,7 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
                             list(bank),
                             options,
                             grader.stance if options.stance else None,
+                            grader.relevance if options.relevance else None,
                         ),
                         reference,
                     )
@@ -141,7 +146,11 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
                     lambda s, g=g, r=r: grade_with(g, r, bank, s),  # type: ignore[misc]
                 )
         print(table(dataset, results))
-        print(_relevance_line(grader, bank, dataset))
+        print(_relevance_line(grader, bank, dataset), end="")
+        for name, g, _ in variants if args.ablation or args.variants else []:
+            if isinstance(g, Grader):
+                print(_relevance_line(g, bank, dataset, name), end="")
+        print()
         print(f"grader time: {took:.1f} s ({1000 * took / len(dataset.samples):.0f} ms/answer)\n")
         report[dataset.name] = results
     if args.json:

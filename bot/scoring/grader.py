@@ -28,6 +28,7 @@ from bot.scoring.pitfalls import (
     unit_features,
 )
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP, BankProfile, Neighbour
+from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead, read_other
 from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
 from bot.scoring.text import (
     admits_not_knowing,
@@ -89,6 +90,9 @@ class GraderOptions:
     stance: bool = True
     # Tell an answer to another bank question (Neighbour.answered) and cap it.
     neighbour: bool = True
+    # The relevance model (bot/scoring/relevance_net/), where one was trained on this embedding
+    # model: with the vector rule, tells an answer to another question (relevance_net/judge.py).
+    relevance: bool = True
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,7 @@ class _Analysis:
     fix_sims: np.ndarray  # (units, pitfalls)
     matrix: np.ndarray | None = None  # the pitfall head's features, where it has a head
     stance: list[PitfallHit] | None = None  # the pitfalls said, with the stance model
+    other_p: float | None = None  # the relevance model's P(other), where it has one
 
 
 class Grader:
@@ -231,9 +236,11 @@ class Grader:
         calibration: list[Question] | None = None,
         options: GraderOptions | None = None,
         stance: PairModel | None = None,
+        relevance: RelevanceReader | None = None,
     ):
         """`stance`: the stance model that decides which misconceptions an answer states; None:
-        the model's pitfall head (or the fixed rule) does."""
+        the model's pitfall head (or the fixed rule) does. `relevance`: the model that tells an
+        answer to something other than its question; None: the vector rule alone does."""
         self.encoder = encoder
         self.options = options or GraderOptions()
         self._vectors: dict[str, _QuestionVectors] = {}
@@ -242,6 +249,8 @@ class Grader:
         self._profile: BankProfile | None = None
         self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
         self.stance = stance
+        self.relevance = relevance if self.options.relevance else None
+        self._questions = {q.id: q for q in self._calibration}
 
     def baseline(self) -> np.ndarray:
         if self._baseline is None:
@@ -369,6 +378,8 @@ class Grader:
         ]
         if self.stance is not None:
             self._read_stance(self.stance, [a for a in analyses if a is not None])
+        if self.relevance is not None:
+            self._read_relevance(self.relevance, [a for a in analyses if a is not None])
         return [
             self._grade_units(analysis)
             if analysis is not None
@@ -399,6 +410,33 @@ class Grader:
             fix_sims,
             matrix,
         )
+
+    def _read_relevance(self, model: RelevanceReader, analyses: list[_Analysis]) -> None:
+        """The relevance model's P(other) of every answer, in one call."""
+        readings = read_other(model, [(a.question, a.text, a.language) for a in analyses])
+        for a, other_p in zip(analyses, readings, strict=True):
+            a.other_p = other_p
+
+    def relevance_readings(
+        self, jobs: Sequence[tuple[Question, str, str | None]]
+    ) -> list[tuple[Neighbour | None, float | None]]:
+        """For choosing the relevance thresholds: per answer, how it compares with every bank
+        question and the relevance model's P(other) (None: no units, no model)."""
+        prepared = self._prepare(jobs)
+        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        others: list[float | None] = [None] * len(prepared)
+        if self.relevance is not None:
+            others = list(
+                read_other(self.relevance, [(q, text, lang) for q, text, lang, _ in prepared])
+            )
+        readings: list[tuple[Neighbour | None, float | None]] = []
+        for (question, _, _, units), unit_vectors, other_p in zip(
+            prepared, vectors, others, strict=True
+        ):
+            langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
+            neighbour = self.neighbour(question, unit_vectors, langs) if units else None
+            readings.append((neighbour, other_p))
+        return readings
 
     def _read_stance(self, model: PairModel, analyses: list[_Analysis]) -> None:
         """The stance model's verdicts on every answer (bot/scoring/stance/judge.py)."""
@@ -665,11 +703,21 @@ class Grader:
         other = None
         if opts.neighbour:  # also behind the off-topic gate: the feedback can name the question
             neighbour = self.neighbour(question, unit_vectors, unit_langs)
-            other = neighbour.answered() if neighbour is not None else None
+            if neighbour is not None:
+                model = self.relevance
+                other = (
+                    answered_instead(
+                        neighbour, analysis.other_p, model.other_at, model.lean, model.veto
+                    )
+                    if model is not None
+                    else neighbour.answered()
+                )
         if other is not None:
-            # Its misconceptions would be judged against the wrong question's claims.
+            # Its misconceptions would be judged against the wrong question's claims, and its
+            # words quoted under this question's key points would say it answered them.
             score = min(score, ANOTHER_QUESTION_CAP)
             pitfalls, checks = [], []
+            points = [PointResult(p.id, False, 0.0, None) for p in points]
         return GradeResult(
             question_id=question.id,
             language=language,

@@ -38,6 +38,7 @@ from bot.scoring import worker as grading_worker
 from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
 from bot.scoring.grader import Grader, GradeResult, GraderOptions
 from bot.scoring.reference import ReferenceGrader
+from bot.scoring.relevance_net.model import load_relevance_model
 from bot.scoring.remote_encoder import RemoteEncoder
 from bot.scoring.stance.model import load_stance_model
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
@@ -86,6 +87,7 @@ def grader_options(settings: Settings) -> GraderOptions:
         encode_whole=settings.grader_whole_answer_pass,
         one_pass=settings.grader_one_pass,
         stance=settings.grader_stance,
+        relevance=settings.grader_relevance,
     )
 
 
@@ -264,7 +266,17 @@ class ScoringService:
                 if self._options is None or self._options.stance
                 else None
             )
-            grader = Grader(encoder, list(self.bank), self._options, stance)
+            relevance = (
+                load_relevance_model(
+                    self._model,
+                    model_cache_dir=self._model_cache_dir,
+                    device=stance_device,
+                    precision=stance_precision,
+                )
+                if self._options is None or self._options.relevance
+                else None
+            )
+            grader = Grader(encoder, list(self.bank), self._options, stance, relevance)
             if warm and cold and self._background_warm:
                 # Every grade needs the calibration (all key points, about a quarter of the
                 # bank); the rest follows a question at a time (`_warm_step`).

@@ -1,0 +1,107 @@
+"""`python -m bot train relevance-thresholds`: chooses how the grader joins the relevance model to
+its vector rule (bot/scoring/relevance_net/judge.py: `other_at`, `lean`, `veto`), on sets the
+model never trained on, and writes them into the artefact's config and the model card.
+
+The choice: the most off-topic answers told, with no more than WRONG_TARGET of the other answers
+(any kind but off-topic and "don't know") told; ties go to the more cautious values. The sets
+are tuning sets for this choice from then on, and their figures are published as such.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+from datetime import date
+from typing import Any
+
+from bot.config import Settings
+from bot.content.loader import QuestionBank
+from bot.evaluation.datasets import load_bank_eval
+from bot.evaluation.relevance_training import CARD, remember
+from bot.scoring.relevance import Neighbour
+from bot.scoring.relevance_net.judge import answered_instead
+from bot.scoring.relevance_net.model import WEIGHTS_DIR, RelevanceConfig
+from bot.scoring.relevance_net.pairs import NO_ANSWER, OFF_TOPIC
+from bot.scoring.service import ScoringService
+
+THRESHOLD_SETS = ("heldout", "blind", "blind2", "blind3")
+WRONG_TARGET = 0.0025  # of on-topic answers: 1 in 400 told it answers another question
+OTHER_AT = (0.8, 0.85, 0.9, 0.95, 0.98)
+LEAN = (0.0, 0.05, 0.1, 0.15)
+VETO = (0.0, 0.1, 0.2)
+
+Reading = tuple[str, Neighbour, float]  # kind, the vector profile's comparison, P(other)
+
+
+def counts(rows: list[Reading], other_at: float, lean: float, veto: float) -> dict[str, int]:
+    def told(row: Reading, model: bool = True) -> bool:
+        _, neighbour, other_p = row
+        p = other_p if model else None
+        return answered_instead(neighbour, p, other_at, lean, veto) is not None
+
+    off = [r for r in rows if r[0] == OFF_TOPIC]
+    on = [r for r in rows if r[0] != OFF_TOPIC]
+    return {
+        "off_topic": len(off),
+        "on_topic": len(on),
+        "off_topic_told": sum(told(r) for r in off),
+        "on_topic_told": sum(told(r) for r in on),
+        "rule_off_topic_told": sum(told(r, model=False) for r in off),
+        "rule_on_topic_told": sum(told(r, model=False) for r in on),
+        "model_off_topic_told": sum(r[2] >= other_at for r in off),
+        "model_on_topic_told": sum(r[2] >= other_at for r in on),
+    }
+
+
+def choose(rows: list[Reading]) -> tuple[float, float, float]:
+    on_topic = sum(r[0] != OFF_TOPIC for r in rows)
+    best: tuple[tuple[int, int, float, float, float], tuple[float, float, float]] | None = None
+    for other_at, lean, veto in itertools.product(OTHER_AT, LEAN, VETO):
+        c = counts(rows, other_at, lean, veto)
+        if c["on_topic_told"] > WRONG_TARGET * on_topic:
+            continue
+        key = (c["off_topic_told"], -c["on_topic_told"], other_at, lean, -veto)
+        if best is None or key > best[0]:
+            best = (key, (other_at, lean, veto))
+    return best[1] if best is not None else (max(OTHER_AT), max(LEAN), max(VETO))
+
+
+def run_relevance_thresholds(settings: Settings, bank: QuestionBank) -> int:
+    service = ScoringService.from_settings(settings, bank)
+    grader = service.warm_grader()
+    if grader.relevance is None:
+        print("error: no relevance model for this EMBEDDING_MODEL: `python -m bot train relevance`")
+        return 2
+    root = settings.content_dir.parent
+    per_set: dict[str, list[Reading]] = {}
+    for name in THRESHOLD_SETS:
+        samples = [
+            s
+            for s in load_bank_eval(root / name, name).samples
+            if s.kind != NO_ANSWER and s.group in bank.questions
+        ]
+        readings = grader.relevance_readings(
+            [(bank.questions[s.group], s.answer, s.lang) for s in samples]
+        )
+        per_set[name] = [
+            (s.kind or "", neighbour, other_p)
+            for s, (neighbour, other_p) in zip(samples, readings, strict=True)
+            if neighbour is not None and other_p is not None
+        ]
+    service.close()
+    other_at, lean, veto = choose([r for rows in per_set.values() for r in rows])
+    figures: dict[str, Any] = {
+        "date": date.today().isoformat(),
+        "command": "python -m bot train relevance-thresholds",
+        "other_at": other_at,
+        "lean": lean,
+        "veto": veto,
+        "wrong_target": WRONG_TARGET,
+        "sets": {name: counts(rows, other_at, lean, veto) for name, rows in per_set.items()},
+    }
+    config = RelevanceConfig.load(WEIGHTS_DIR)
+    replace(config, other_at=other_at, lean=lean, veto=veto).save(WEIGHTS_DIR)
+    remember(CARD, "thresholds", figures)
+    print(json.dumps(figures, indent=2))
+    return 0
