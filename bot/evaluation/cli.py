@@ -134,6 +134,10 @@ def run_eval(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
                     for name, options in BANK_ABLATION.items()
                     if wanted is None or name in wanted
                 ]
+                for _, variant, _ in variants:
+                    # Every question's vectors, as the bot has them: without, no answer is
+                    # compared with the whole bank (the rule for another question).
+                    variant.warm(list(bank))
             else:
                 variants = [
                     (name, grader, ReferenceGrader(encoder, list(bank), options))
