@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind4",
         action="store_true",
-        help="only content/blind4 (written blind; read once, for the published figure)",
+        help="only content/blind4 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
