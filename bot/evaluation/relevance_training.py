@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import time
 from dataclasses import replace
 from datetime import date
@@ -21,7 +20,13 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Sample, load_bank_eval
 from bot.scoring.encoder import Encoder
-from bot.scoring.pairnet.training import TrainOptions, classification, machine, train
+from bot.scoring.pairnet.training import (
+    TrainOptions,
+    classification,
+    log_progress,
+    machine,
+    train,
+)
 from bot.scoring.relevance_net.model import (
     LABELS,
     WEIGHTS_DIR,
@@ -44,12 +49,7 @@ def _samples(root: Path, names: tuple[str, ...]) -> dict[str, list[Sample]]:
 
 
 def run_train_relevance(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
-    progress_log = logging.getLogger("bot.scoring.pairnet")
-    progress_log.setLevel(logging.INFO)
-    if args.log is not None:
-        handler = logging.FileHandler(args.log)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-        progress_log.addHandler(handler)
+    log_progress(args.log)
     root = settings.content_dir.parent
     questions = dict(bank.questions)
     ids = sorted(questions)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import time
 from dataclasses import replace
 from datetime import date
@@ -29,6 +28,7 @@ from bot.content.stance import (
     load_answer_sentences,
     load_stance,
 )
+from bot.scoring.pairnet.training import log_progress
 from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
 from bot.scoring.stance.pairs import (
     Pair,
@@ -44,12 +44,7 @@ FIGURES = "stance-figures.json"  # beside the card's data: each run's figures, b
 
 
 def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
-    progress_log = logging.getLogger("bot.scoring.stance")
-    progress_log.setLevel(logging.INFO)
-    if args.log is not None:  # beside the progress bar: a log to follow a background run
-        handler = logging.FileHandler(args.log)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-        progress_log.addHandler(handler)
+    log_progress(args.log)
     stance = load_stance(args.stance_dir or DEFAULT_STANCE_DIR)
     keys = pitfall_keys(bank, stance)
     kept, held = holdout_split(keys, args.holdout, args.seed)

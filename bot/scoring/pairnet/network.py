@@ -133,28 +133,33 @@ def read_pairs(
 
 class PairNet:
     """A trained pair classifier, loaded once in the grading process; `probabilities` is called
-    from its worker thread."""
+    from its worker thread. A subclass names its config, its committed folder and the command
+    that trains it."""
+
+    config_class: ClassVar[type[PairNetConfig]] = PairNetConfig
+    weights_dir: ClassVar[Path]
+    train_command: ClassVar[str]
 
     def __init__(
         self,
-        config: PairNetConfig,
-        directory: Path,
-        command: str,
+        directory: Path | None = None,
         model_cache_dir: Path | None = None,
         device: str = "cpu",
         precision: str = "fp32",
     ):
-        """`command` trains the artefact (named when it is missing). `precision` bf16 (a CPU
-        that multiplies bf16 natively, as the encoder decides): matrix products under bf16
-        autocast, 2.8x faster on such a CPU; the stance model's P(asserts) stayed within 0.008
-        of fp32's on 1,200 pairs."""
+        """`directory`: the artefact (default: the committed one). `precision` bf16 (a CPU that
+        multiplies bf16 natively, as the encoder decides): matrix products under bf16 autocast,
+        2.8x faster on such a CPU; the stance model's P(asserts) stayed within 0.008 of fp32's
+        on 1,200 pairs."""
         from peft import PeftModel
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
         from bot.scoring.encoder import resolve_model_path
 
-        verify(directory, config, command)
+        directory = directory or self.weights_dir
+        config = self.config_class.load(directory)
+        verify(directory, config, self.train_command)
         self.config = config
         base, head = build_network(config, model_cache_dir)
         # Merged once: inference then costs what the plain layers cost.
@@ -175,6 +180,24 @@ class PairNet:
             device,
             self.precision,
         )
+
+    @classmethod
+    def trained_from(
+        cls,
+        embedding_model: str,
+        directory: Path | None = None,
+        model_cache_dir: Path | None = None,
+        device: str = "cpu",
+        precision: str = "fp32",
+    ) -> Self | None:
+        """The artefact when it was trained from `embedding_model` (the grader's thresholds were
+        chosen with that model), else None: the grader then goes without it."""
+        directory = directory or cls.weights_dir
+        if not (directory / cls.config_class.config_file).is_file():
+            return None
+        if cls.config_class.load(directory).base != embedding_model:
+            return None
+        return cls(directory, model_cache_dir, device, precision)
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
         """(pairs, labels) probabilities."""

@@ -145,7 +145,8 @@ def train(
         schedule.step()
         optimizer.zero_grad()
         step += 1
-        loss_value = 0.9 * loss_value + 0.1 * float(loss) if step > 1 else float(loss)
+        value = float(loss.detach())
+        loss_value = 0.9 * loss_value + 0.1 * value if step > 1 else value
         bar(1, loss_value)
         if step % options.log_every == 0 or step == total:
             elapsed = time.perf_counter() - started
@@ -175,6 +176,17 @@ def train(
         return read_pairs(model, head, tokenizer, items, config)
 
     return predict, report
+
+
+def log_progress(path: Path | None) -> None:
+    """Training's log lines at INFO and, with `path`, also into that file: beside the progress
+    bar, a log to follow a run in the background."""
+    progress = logging.getLogger(__name__)
+    progress.setLevel(logging.INFO)
+    if path is not None:
+        handler = logging.FileHandler(path)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        progress.addHandler(handler)
 
 
 def _bar(total: int, enabled: bool, name: str) -> Callable[..., None]:

@@ -46,17 +46,10 @@ def question_side(question: Question, lang: str) -> str:
 class RelevanceModel(PairNet):
     """Loaded once in the grading process; `probabilities` is called from its worker thread."""
 
+    config_class = RelevanceConfig
+    weights_dir = WEIGHTS_DIR
+    train_command = TRAIN_COMMAND
     config: RelevanceConfig
-
-    def __init__(
-        self,
-        directory: Path = WEIGHTS_DIR,
-        model_cache_dir: Path | None = None,
-        device: str = "cpu",
-        precision: str = "fp32",
-    ):
-        config = RelevanceConfig.load(directory)
-        super().__init__(config, directory, TRAIN_COMMAND, model_cache_dir, device, precision)
 
     @property
     def other_at(self) -> float:
@@ -71,17 +64,6 @@ class RelevanceModel(PairNet):
         return self.config.veto
 
 
-def load_relevance_model(
-    embedding_model: str,
-    directory: Path = WEIGHTS_DIR,
-    model_cache_dir: Path | None = None,
-    device: str = "cpu",
-    precision: str = "fp32",
-) -> RelevanceModel | None:
-    """The committed relevance model when it was trained from `embedding_model`, else None (the
-    grader then has only its vector rule)."""
-    if not (directory / RelevanceConfig.config_file).is_file():
-        return None
-    if RelevanceConfig.load(directory).base != embedding_model:
-        return None
-    return RelevanceModel(directory, model_cache_dir, device, precision)
+# The committed relevance model when it was trained from the given embedding model, else None
+# (the grader then has only its vector rule).
+load_relevance_model = RelevanceModel.trained_from

@@ -40,17 +40,10 @@ class StanceConfig(PairNetConfig):
 class StanceModel(PairNet):
     """Loaded once in the grading process; `probabilities` is called from its worker thread."""
 
+    config_class = StanceConfig
+    weights_dir = WEIGHTS_DIR
+    train_command = TRAIN_COMMAND
     config: StanceConfig
-
-    def __init__(
-        self,
-        directory: Path = WEIGHTS_DIR,
-        model_cache_dir: Path | None = None,
-        device: str = "cpu",
-        precision: str = "fp32",
-    ):
-        config = StanceConfig.load(directory)
-        super().__init__(config, directory, TRAIN_COMMAND, model_cache_dir, device, precision)
 
     @property
     def flag_at(self) -> float:
@@ -61,18 +54,6 @@ class StanceModel(PairNet):
         return self.config.head_floor
 
 
-def load_stance_model(
-    embedding_model: str,
-    directory: Path = WEIGHTS_DIR,
-    model_cache_dir: Path | None = None,
-    device: str = "cpu",
-    precision: str = "fp32",
-) -> StanceModel | None:
-    """The committed stance model when it was trained from `embedding_model` (the grader's
-    shortlist and thresholds were chosen with that model), else None: the grader then uses the
-    embedding model's pitfall head."""
-    if not (directory / StanceConfig.config_file).is_file():
-        return None
-    if StanceConfig.load(directory).base != embedding_model:
-        return None
-    return StanceModel(directory, model_cache_dir, device, precision)
+# The committed stance model when it was trained from the given embedding model, else None (the
+# grader then uses the embedding model's pitfall head).
+load_stance_model = StanceModel.trained_from
