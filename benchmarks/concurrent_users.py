@@ -78,7 +78,7 @@ class Users:
         # Only answers the bot grades: a too-short one gets a "write more" reply, no feedback.
         self.pool: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
         for s in samples:
-            if s.question_id and accept(s.answer).ok:
+            if s.question_id and not accept(s.answer).too_short:
                 self.pool[(s.question_id, s.lang)].append(s.answer)
         # FakeTelegram finds handlers with getattr on the instance, so wrapping the bound method
         # times every accepted sendMessage without changing tests/fake_telegram.py.
