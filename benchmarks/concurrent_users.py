@@ -278,6 +278,10 @@ def main() -> int:
     abort = ctx.Event()
     server = ctx.Process(target=fake_server, args=(child, options, abort), daemon=True)
     server.start()
+    while not parent.poll(0.5):  # a fake that fails while starting must not leave us waiting
+        if not server.is_alive():
+            print("error: the fake Bot API stopped while starting (above: why)", file=sys.stderr)
+            return 2
     api_url = parent.recv()
     report: dict[str, Any] | None = None
     rss: float | None = None
