@@ -250,7 +250,6 @@ class Grader:
         self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
         self.stance = stance
         self.relevance = relevance if self.options.relevance else None
-        self._questions = {q.id: q for q in self._calibration}
 
     def baseline(self) -> np.ndarray:
         if self._baseline is None:
