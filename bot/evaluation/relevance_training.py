@@ -25,6 +25,7 @@ from bot.scoring.pairnet.training import (
     classification,
     log_progress,
     machine,
+    print_speed,
     train,
 )
 from bot.scoring.relevance_net.model import (
@@ -73,14 +74,8 @@ def run_train_relevance(settings: Settings, bank: QuestionBank, args: argparse.N
     print(f"{len(pairs)} training pairs from {', '.join(trained_on)} and the bank", flush=True)
     started = time.perf_counter()
     predict, report = train(pairs, config, options, out, settings.model_cache_dir)
-    per_step = report.seconds / report.steps
-    print(f"{report.steps} steps in {report.seconds:.0f} s ({per_step:.2f} s/step)")
+    print_speed(report, len(pairs), options, timing)
     if timing:
-        per_epoch = -(-len(pairs) // options.batch_size)
-        estimate = report.seconds / report.steps * per_epoch * epochs
-        print(
-            f"a full run ({epochs:g} epochs, {per_epoch} steps each): about {estimate / 60:.0f} min"
-        )
         return 0
     labels = np.array([p.label for p in pairs])
     in_sample = classification(

@@ -28,7 +28,7 @@ from bot.content.stance import (
     load_answer_sentences,
     load_stance,
 )
-from bot.scoring.pairnet.training import log_progress
+from bot.scoring.pairnet.training import log_progress, print_speed
 from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
 from bot.scoring.stance.pairs import (
     Pair,
@@ -66,14 +66,8 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
     )
     started = time.perf_counter()
     predict, report = train(pairs, config, options, out, settings.model_cache_dir)
-    per_step = report.seconds / report.steps
-    print(f"{report.steps} steps in {report.seconds:.0f} s ({per_step:.2f} s/step)")
+    print_speed(report, len(pairs), options, timing)
     if timing:
-        per_epoch = -(-len(pairs) // options.batch_size)
-        estimate = report.seconds / report.steps * per_epoch * epochs
-        print(
-            f"a full run ({epochs:g} epochs, {per_epoch} steps each): about {estimate / 60:.0f} min"
-        )
         return 0
     kind = "unseen" if held else "trained"
     figures: dict[str, Any] = {

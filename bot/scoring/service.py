@@ -256,26 +256,12 @@ class ScoringService:
                 encoder.remember(stored)
                 cold = not stored
             cached = len(encoder.remembered())
-            stance = (
-                load_stance_model(
-                    self._model,
-                    model_cache_dir=self._model_cache_dir,
-                    device=stance_device,
-                    precision=stance_precision,
-                )
-                if self._options is None or self._options.stance
-                else None
-            )
-            relevance = (
-                load_relevance_model(
-                    self._model,
-                    model_cache_dir=self._model_cache_dir,
-                    device=stance_device,
-                    precision=stance_precision,
-                )
-                if self._options is None or self._options.relevance
-                else None
-            )
+            # The pair models run where the encoder does (or, with a remote encoder, where it
+            # would), each only where it was trained from this embedding model.
+            options = self._options or GraderOptions()
+            where = (self._model, None, self._model_cache_dir, stance_device, stance_precision)
+            stance = load_stance_model(*where) if options.stance else None
+            relevance = load_relevance_model(*where) if options.relevance else None
             grader = Grader(encoder, list(self.bank), self._options, stance, relevance)
             if warm and cold and self._background_warm:
                 # Every grade needs the calibration (all key points, about a quarter of the

@@ -178,6 +178,17 @@ def train(
     return predict, report
 
 
+def print_speed(report: TrainReport, pairs: int, options: TrainOptions, timing: bool) -> None:
+    """Seconds per step and, after a timing run (`--steps N`), what a full run would take."""
+    per_step = report.seconds / report.steps
+    print(f"{report.steps} steps in {report.seconds:.0f} s ({per_step:.2f} s/step)")
+    if timing:
+        per_epoch = -(-pairs // options.batch_size)
+        minutes = per_step * per_epoch * options.epochs / 60
+        full = f"a full run ({options.epochs:g} epochs, {per_epoch} steps each)"
+        print(f"{full}: about {minutes:.0f} min")
+
+
 def log_progress(path: Path | None) -> None:
     """Training's log lines at INFO and, with `path`, also into that file: beside the progress
     bar, a log to follow a run in the background."""
