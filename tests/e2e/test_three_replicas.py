@@ -101,7 +101,9 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
                 "WEBHOOK_HOST": "127.0.0.1",
                 "WEBHOOK_PORT": str(port),
                 "REDIS_URL": redis_url,
-                "SEND_RATE": "25",
+                # Under the fake's 30 by a third: a token is taken in Redis before the request
+                # is made, and on 2 busy cores a replica may send a few late, in a bunch.
+                "SEND_RATE": "20",
                 "EMBEDDINGS_URL": embeddings_url,
                 "DAILY_TICK_SECONDS": "1",
             }
