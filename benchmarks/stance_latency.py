@@ -19,7 +19,8 @@ import torch
 from bot.config import Settings
 from bot.content.loader import load_bank
 from bot.evaluation.datasets import load_bank_eval
-from bot.scoring.grader import Grader, GraderOptions
+from bot.scoring.grader import Grader
+from bot.scoring.options import GraderOptions
 from bot.scoring.service import ScoringService
 
 

@@ -46,14 +46,14 @@ def scoring(bank: QuestionBank, vector_cache: Path) -> Iterator[ScoringService]:
     vector and the calibration are computed (or read from `vector_cache`) here, not inside
     whichever test happens to grade first."""
     service = ScoringService(bank, "bundled", "cpu", cache_dir=vector_cache)
-    service._load(warm=True)
+    service.host.load(warm=True)
     yield service
     service.close()
 
 
 @pytest.fixture(scope="session")
 def grader(scoring: ScoringService):
-    return scoring._load(warm=False)
+    return scoring.host.load(warm=False)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,8 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.evaluation.datasets import load_bank_eval
-from bot.scoring.service import ScoringService, grader_options, peak_rss_mib
+from bot.scoring.model_host import peak_rss_mib
+from bot.scoring.service import ScoringService, grader_options
 
 Job = tuple[Question, str, str]
 

@@ -14,7 +14,8 @@ from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Dataset, DatasetError, load_bank_eval, load_external
 from bot.evaluation.report import Figures, evaluate, table
 from bot.evaluation.runner import grade_with, grade_with_cosine
-from bot.scoring.grader import Grader, GraderOptions
+from bot.scoring.grader import Grader
+from bot.scoring.options import GraderOptions
 from bot.scoring.reference import ReferenceGrader, ReferenceOptions
 from bot.scoring.service import ScoringService
 
@@ -57,7 +58,7 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        for name in ("blind2", "blind3", "blind4"):
+        for name in ("blind2", "blind3", "blind4", "blind5"):
             if getattr(args, name, False):
                 # Read once, for the published figure (content/<name>/README.md); alone.
                 datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]

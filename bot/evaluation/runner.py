@@ -8,7 +8,8 @@ from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import Sample
 from bot.evaluation.report import Grading
 from bot.scoring.encoder import Encoder
-from bot.scoring.grader import Grader, GradeResult
+from bot.scoring.grade_result import GradeResult
+from bot.scoring.grader import Grader
 from bot.scoring.pitfalls import PITFALL_THRESHOLD
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.text import normalize, split_units

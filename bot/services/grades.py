@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from bot.scoring.grader import GradeResult
+from bot.scoring.grade_result import GradeResult
 
 GRADE_FIELDS = ("score", "verdict", "covered", "missed", "pitfalls", "evidence")
 # The bank question an answer reads like an answer to, kept with the evidence (no column).

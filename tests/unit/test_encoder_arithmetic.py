@@ -12,7 +12,8 @@ import torch
 from bot.content.loader import QuestionBank
 from bot.scoring import packed_linear
 from bot.scoring.encoder import BUNDLED, Encoder, plan_batches, resolve_precision
-from bot.scoring.grader import Grader, GraderOptions
+from bot.scoring.grader import Grader
+from bot.scoring.options import GraderOptions
 from bot.scoring.packed_linear import PackedLinear
 
 TEXTS = [
@@ -147,7 +148,7 @@ def test_one_pass_grades_the_same_answer_alone_or_in_a_batch(
 
 def test_cpu_threads_leave_a_core_to_the_bot(monkeypatch: pytest.MonkeyPatch) -> None:
     """GRADER_THREADS=0: one fewer than the cores, at least one; None (the CLI): untouched."""
-    from bot.scoring import service
+    from bot.scoring import model_host as service
 
     before = torch.get_num_threads()
     try:

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.grader import GradeResult
+from bot.scoring.grade_result import GradeResult
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import AnswerOutcome, InterviewService

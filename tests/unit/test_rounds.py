@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.grader import GradeResult, PitfallHit, PointResult
+from bot.scoring.grade_result import GradeResult, PointResult
+from bot.scoring.pitfalls import PitfallHit
 from bot.services.rounds import (
     LATE_GRACE,
     RESTART_GRACE,

@@ -15,8 +15,9 @@ import pytest
 from bot.__main__ import main
 from bot.content.loader import QuestionBank
 from bot.priority import bulk_work
-from bot.scoring.grader import GradeResult
-from bot.scoring.service import PREPARING, PREPARING_BACKGROUND, ScoringService
+from bot.scoring.grade_result import GradeResult
+from bot.scoring.model_host import PREPARING, PREPARING_BACKGROUND
+from bot.scoring.service import ScoringService
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
 
 
@@ -69,7 +70,7 @@ def test_restart_reads_bank_vectors_from_disk(
     ids = ("zero-grad", "train-vs-eval", "autograd")
     bank = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
     first = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
-    first._load(warm=True)
+    first.host.load(warm=True)
     first.close()
     cold = capfd.readouterr().err  # the first run says what it is doing, with a progress bar
     # The bar counts the three questions' texts (wording, model answer, points, claims, ru + en).
@@ -78,7 +79,7 @@ def test_restart_reads_bank_vectors_from_disk(
     files = list(tmp_path.glob("bank-vectors-*.npz"))
     assert files == [first.cache_path()]
     second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
-    grader = second._load(warm=True)  # warm: everything must come from the file
+    grader = second.host.load(warm=True)  # warm: everything must come from the file
     question = bank.questions["zero-grad"]
     assert question.key_points[0].en in grader.encoder.remembered()
     second.close()
@@ -95,7 +96,7 @@ async def test_a_cold_bot_grades_before_the_whole_bank_is_computed(
     ids = ("zero-grad", "train-vs-eval", "autograd")
     small = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
     full = ScoringService(small, "bundled", "cpu", cache_dir=tmp_path / "full")
-    full._load(warm=True)
+    full.host.load(warm=True)
     service = ScoringService(
         small, "bundled", "cpu", cache_dir=tmp_path / "lazy", background_warm=True
     )
@@ -126,7 +127,7 @@ def test_warm_cache_computes_once(tmp_path: Path, bank: QuestionBank) -> None:
     assert computed and path.exists() and path.parent == tmp_path / "cache"
     second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path / "cache")
     assert second.warm_cache() == (path, False)
-    assert second._grader is None  # stored already: the model was not even loaded
+    assert second.host._grader is None  # stored already: the model was not even loaded
     second.close()
     with pytest.raises(ValueError):
         ScoringService(bank, "bundled", "cpu").warm_cache()  # no cache directory
@@ -164,7 +165,7 @@ async def test_a_private_answer_is_graded_before_queued_bulk_work(bank: Question
     within one priority, arrival order holds."""
     service = ScoringService(bank, "bundled", "cpu", max_batch=2)
     fake = _OrderedGrader()
-    service._grader = fake  # type: ignore[assignment]
+    service.host._grader = fake  # type: ignore[assignment]
     question = bank.questions["zero-grad"]
     first = asyncio.create_task(service.grade(question, "in flight", "en"))
     while not service.batches:  # the worker holds the first batch until released

@@ -1,0 +1,190 @@
+"""How one answer's grade is composed from what the grader measured: key-point coverage,
+overall similarity, the misconceptions said, and the caps (generic, "I don't know", off topic,
+an answer to another question). See docs/grading.md for how each number was chosen."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bot.content.schema import Question
+from bot.scoring.analysis import Analysis, QuestionVectors
+from bot.scoring.grade_result import GradeResult, PointResult, verdict_for
+from bot.scoring.options import GraderOptions
+from bot.scoring.pitfall_head import PitfallHead
+from bot.scoring.pitfalls import PitfallHit, by_head, by_rule
+from bot.scoring.relevance import ANOTHER_QUESTION_CAP, Neighbour
+from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead
+from bot.scoring.text import admits_not_knowing, is_hedged, named_terms, overlap, reports_belief
+
+# Thresholds on calibrated cosine similarity (on all-MiniLM-L6-v2's scale: grader.py,
+# UNRELATED_TARGET); docs/grading.md says how they were chosen.
+POINT_FLOOR = 0.30  # below this a sentence gives a key point no credit
+POINT_FULL = 0.62  # at or above this a sentence gives full credit
+POINT_COVERED = 0.50  # credit needed to list a point as covered
+TERM_BONUS = 0.18  # an identifier of the point appearing in the answer
+HOLISTIC_FLOOR = 0.25
+HOLISTIC_FULL = 0.75
+PITFALL_PENALTY = 0.15
+OFF_TOPIC_RELEVANCE = 0.28
+OFF_TOPIC_CAP = 1.0
+OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
+GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
+ADMITS_CAP = 1.5  # a short answer (24 words or fewer) that says it does not know or never used it
+
+
+def with_stance(
+    head_said: list[PitfallHit], head_checks: list[PitfallHit], stance_said: list[PitfallHit]
+) -> tuple[list[PitfallHit], list[PitfallHit]]:
+    """The stance model's verdicts over the head's: its flags (with their probability), then
+    the head's flags on a clause it did not read; a hint only for a pitfall not said and a
+    sentence not accused."""
+    said = stance_said + [h for h in head_said if h.id not in {s.id for s in stance_said}]
+    accused = {h.evidence for h in said}
+    flagged = {h.id for h in said}
+    checks = [h for h in head_checks if h.id not in flagged and h.evidence not in accused]
+    return said, checks
+
+
+def ramp(value: float, low: float, high: float) -> float:
+    return float(min(max((value - low) / (high - low), 0.0), 1.0))  # scalars: no np.clip
+
+
+def no_answer(question: Question, language: str) -> GradeResult:
+    return GradeResult(
+        question_id=question.id,
+        language=language,
+        score=0.0,
+        verdict="no-answer",
+        points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
+    )
+
+
+def compose(
+    analysis: Analysis,
+    qv: QuestionVectors,
+    context_sims: np.ndarray,
+    neighbour: Neighbour | None,
+    head: PitfallHead | None,
+    relevance_model: RelevanceReader | None,
+    opts: GraderOptions,
+) -> GradeResult:
+    """The grade of one analysed answer. `context_sims`: the whole answer's calibrated cosines
+    with the model answer ru/en and the question ru/en; `neighbour`: how it compares with every
+    bank question (None: not compared); `head`, `relevance_model`: the pitfall head and the
+    relevance model, where there are."""
+    question, text, language, units = (
+        analysis.question,
+        analysis.text,
+        analysis.language,
+        analysis.units,
+    )
+    point_sims, claim_sims, fix_sims = (
+        analysis.point_sims,
+        analysis.claim_sims,
+        analysis.fix_sims,
+    )
+    if head is not None and analysis.matrix is not None:
+        pitfalls, checks = by_head(head, question, units, analysis.matrix)
+        if analysis.stance is not None:
+            pitfalls, checks = with_stance(pitfalls, checks, analysis.stance)
+    else:
+        pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
+    # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.
+    wrong_units = [i for i, u in enumerate(units) if any(p.evidence in u for p in pitfalls)]
+    # So is one that reports a belief ("many think X"): it is about X, not a statement of
+    # the key point; its "but actually Y" clause is a unit of its own and still counts.
+    whole = len(units) - 1 if len(units) > 1 and units[-1] == text else None
+    wrong_units += [i for i, u in enumerate(units) if i != whole and reports_belief(u)]
+
+    # Best sentence per key point, over both languages of the point. A sentence that states
+    # a misconception earns no credit, however close its words are to a key point.
+    point_sims[wrong_units, :] = -1.0
+    points: list[PointResult] = []
+    credits: list[float] = []
+    named = named_terms(text, {t for k in question.key_points for t in k.terms})
+    for index, point in enumerate(question.key_points):
+        best_unit = int(np.argmax(point_sims[:, index]))
+        sim = float(point_sims[best_unit, index])
+        if opts.terms and any(term in named for term in point.terms):
+            sim += TERM_BONUS
+        credit = ramp(sim, POINT_FLOOR, POINT_FULL)
+        covered = credit >= ramp(POINT_COVERED, POINT_FLOOR, POINT_FULL)
+        credits.append(credit * point.weight)
+        # A clause of a sentence flagged as a misconception may still earn credit (measured:
+        # docs/grading.md), but is not quoted as "your words" under a covered point; nor is
+        # one the user is asked to check (a hint): the same words under ✅ and under ⚠️.
+        quoted = covered and not any(units[best_unit] in p.evidence for p in (*pitfalls, *checks))
+        points.append(
+            PointResult(point.id, covered, round(credit, 3), units[best_unit] if quoted else None)
+        )
+    coverage = sum(credits) / sum(k.weight for k in question.key_points)
+
+    similarity = float(max(context_sims[0], context_sims[1]))
+    # A sentence close to one of the question's documented wrong claims is on the subject,
+    # however far it is from the correct texts: "eval() turns off gradients" is not off topic.
+    relevance = max(
+        float(np.max(context_sims)),
+        float(np.max(point_sims)),
+        float(np.max(claim_sims, initial=-1.0)),
+    )
+    holistic = ramp(similarity, HOLISTIC_FLOOR, HOLISTIC_FULL)
+
+    raw = opts.coverage_weight * coverage + (1 - opts.coverage_weight) * holistic
+    raw -= PITFALL_PENALTY * len(pitfalls)
+    score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
+    has_terms = bool(named)
+    lexical = overlap(text, set(qv.vocabulary))
+    off_topic = (
+        opts.off_topic_gate
+        and not has_terms
+        and (relevance < OFF_TOPIC_RELEVANCE or lexical < OFF_TOPIC_OVERLAP)
+    )
+    if not has_terms and opts.generic_cap:
+        # Names nothing concrete the question is about: "it is flexible and pythonic".
+        score = min(score, GENERIC_CAP)
+    if not has_terms and is_hedged(text):
+        return no_answer(question, language)  # "no idea, I only used keras"
+    if opts.admits_cap and admits_not_knowing(text):
+        # Naming one API and then "I don't know the rest" is not knowledge of the subject;
+        # one short sentence can sit close to every key point of a question. In
+        # content/eval and content/heldout every answer of 30 words or fewer that says so
+        # has a human grade of 0 or 1; the limit is 24, as a longer answer can hold a lot
+        # besides "I don't know X" (tests/unit/test_text.py).
+        score = min(score, ADMITS_CAP)
+    if off_topic:
+        score = min(score, OFF_TOPIC_CAP)
+        points = [PointResult(p.id, False, 0.0, None) for p in points]
+        pitfalls, checks = [], []
+    # Also behind the off-topic gate: the feedback can name the question answered instead.
+    other = None
+    model = relevance_model
+    if neighbour is not None and model is not None:
+        other = answered_instead(
+            neighbour, analysis.other_p, model.other_at, model.lean, model.veto
+        )
+    elif neighbour is not None:
+        other = neighbour.answered()
+    if other is not None:
+        # Its misconceptions would be judged against the wrong question's claims, and its
+        # words quoted under this question's key points would say it answered them.
+        score = min(score, ANOTHER_QUESTION_CAP)
+        pitfalls, checks = [], []
+        points = [PointResult(p.id, False, 0.0, None) for p in points]
+    return GradeResult(
+        question_id=question.id,
+        language=language,
+        score=score,
+        verdict=(
+            "off-topic"
+            if off_topic or other is not None
+            else "weak"
+            if pitfalls and score == 0  # it said something, and it was wrong
+            else verdict_for(score)
+        ),
+        points=points,
+        pitfalls=pitfalls,
+        checks=checks,
+        similarity=similarity,
+        relevance=relevance,
+        answers_question=other,
+    )

@@ -1,0 +1,70 @@
+"""What grading one answer gives: its score and verdict, each key point's credit and the words
+that earned it, the misconceptions said and the hints. Plain data: the bot's services and the
+feedback read it without loading the grader."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from bot.scoring.pitfalls import PitfallHit
+
+
+@dataclass(frozen=True)
+class PointResult:
+    id: str
+    covered: bool
+    credit: float
+    evidence: str | None
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    question_id: str
+    language: str
+    score: float
+    verdict: str
+    points: list[PointResult] = field(default_factory=list)
+    pitfalls: list[PitfallHit] = field(default_factory=list)
+    # Close to a documented misconception, but not close enough to say so: shown as worth
+    # checking, with no penalty.
+    checks: list[PitfallHit] = field(default_factory=list)
+    similarity: float = 0.0
+    relevance: float = 0.0
+    # The bank question this answer reads like an answer to, instead of its own.
+    answers_question: str | None = None
+
+    @property
+    def covered(self) -> list[str]:
+        return [p.id for p in self.points if p.covered]
+
+    @property
+    def missed(self) -> list[str]:
+        return [p.id for p in self.points if not p.covered]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "question_id": self.question_id,
+            "score": self.score,
+            "verdict": self.verdict,
+            "covered": self.covered,
+            "missed": self.missed,
+            "pitfalls": [asdict(p) for p in self.pitfalls],
+            "worth_checking": [asdict(p) for p in self.checks],
+            "language": self.language,
+            "similarity": round(self.similarity, 3),
+            "relevance": round(self.relevance, 3),
+            "answers_question": self.answers_question,
+            "evidence": {p.id: p.evidence for p in self.points if p.covered},
+        }
+
+
+def verdict_for(score: float) -> str:
+    if score >= 8.5:
+        return "excellent"
+    if score >= 7.0:
+        return "good"
+    if score >= 4.0:
+        return "partial"
+    if score > 0:
+        return "weak"
+    return "no-answer"

@@ -1,0 +1,216 @@
+"""The model host: the embedding model, the pair models and the bank's vectors, loaded once
+where they run (the service's worker thread, or the grading process: bot/scoring/worker.py),
+and every synchronous call made there. The queue in front of it is bot/scoring/service.py."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.content.loader import QuestionBank
+from bot.content.schema import Question
+from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
+from bot.scoring.grade_result import GradeResult
+from bot.scoring.grader import Grader
+from bot.scoring.options import GraderOptions
+from bot.scoring.reference import ReferenceGrader
+from bot.scoring.relevance_net.model import load_relevance_model
+from bot.scoring.remote_encoder import RemoteEncoder
+from bot.scoring.stance.model import load_stance_model
+from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
+
+log = logging.getLogger(__name__)
+
+PREPARING = "preparing the question bank (first run only)…"
+PREPARING_BACKGROUND = (
+    "preparing the question bank (first run only): grading starts now, the rest of the bank "
+    "is computed between answers"
+)
+
+Job = tuple[Question, str, str | None]
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
+
+
+def set_cpu_threads(threads: int | None) -> None:
+    """torch's intra-op threads: `threads`; 0: one fewer than the cores (at least 1), for a bot
+    whose event loop and database share the machine (with every core in the model's parallel
+    regions, each region waits for whichever thread they preempted); None: torch's default,
+    every core (the CLI tools, which have nothing else to run)."""
+    if threads is None:
+        return
+    import torch
+
+    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
+
+
+class ModelHost:
+    """Loads lazily, on the first call that needs the grader; not thread-safe: one thread (or
+    the grading process's one worker) calls it."""
+
+    def __init__(
+        self,
+        bank: QuestionBank,
+        model: str,
+        device: str,
+        cache_dir: Path | None = None,
+        options: GraderOptions | None = None,
+        model_cache_dir: Path | None = None,
+        precision: str = "auto",
+        threads: int | None = None,
+        embeddings_url: str | None = None,
+        background_warm: bool = False,
+    ):
+        """See ScoringService: the same arguments, less the queue's."""
+        self.bank = bank
+        self._model = model
+        self._device = device
+        self._cache_dir = cache_dir
+        self._options = options
+        self._model_cache_dir = model_cache_dir
+        self._precision = precision
+        self._threads = threads
+        self._embeddings_url = embeddings_url
+        self._background_warm = background_warm
+        self._grader: Grader | None = None
+        self._reference: ReferenceGrader | None = None
+        self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
+
+    def cache_path(self, device: str | None = None) -> Path | None:
+        """The file of the bank's vectors for this model, device and bank; None: no cache."""
+        if self._cache_dir is None:
+            return None
+        device = device or resolve_device(self._device)
+        # bf16 and fp16 vectors differ from fp32 ones in the fourth decimal: not shared.
+        arithmetic = f"{device}/{resolve_precision(self._precision, device)}"
+        return cache_file(self._cache_dir, self._model, arithmetic, self.bank.content_hash)
+
+    def load(self, warm: bool) -> Grader:
+        if self._grader is None:
+            # Loading and the bank's warm-up come before the bot serves anyone: every core.
+            set_cpu_threads(None if self._threads is None else os.cpu_count() or 1)
+            encoder: Encoder
+            if self._embeddings_url:
+                encoder = RemoteEncoder(self._embeddings_url, self._model)
+                path = None  # the server computes the bank in one pass at start
+                stance_device = resolve_device(self._device)
+                stance_precision = resolve_precision(self._precision, stance_device)
+            else:
+                encoder = Encoder(
+                    self._model,
+                    self._device,
+                    model_cache_dir=self._model_cache_dir,
+                    precision=self._precision,
+                )
+                path = self.cache_path(encoder.device)
+                stance_device = encoder.device
+                stance_precision = encoder.precision
+            cold = False
+            if path is not None:
+                stored = load_vectors(path)
+                encoder.remember(stored)
+                cold = not stored
+            cached = len(encoder.remembered())
+            # The pair models run where the encoder does (or, with a remote encoder, where it
+            # would), each only where it was trained from this embedding model.
+            options = self._options or GraderOptions()
+            where = (self._model, None, self._model_cache_dir, stance_device, stance_precision)
+            stance = load_stance_model(*where) if options.stance else None
+            relevance = load_relevance_model(*where) if options.relevance else None
+            grader = Grader(encoder, list(self.bank), self._options, stance, relevance)
+            if warm and cold and self._background_warm:
+                # Every grade needs the calibration (all key points, about a quarter of the
+                # bank); the rest follows a question at a time (`warm_step`).
+                print(PREPARING_BACKGROUND, file=sys.stderr, flush=True)
+                grader.baseline()
+                self._unwarmed = list(self.bank)
+            elif warm:
+                if cold:  # tens of seconds on a CPU, once: say so rather than sit silent
+                    print(PREPARING, file=sys.stderr, flush=True)
+                grader.warm(list(self.bank), progress=cold)
+                grader.baseline()
+                if path is not None and len(encoder.remembered()) > cached:
+                    save_vectors(path, encoder.remembered())
+            set_cpu_threads(self._threads)
+            self._grader = grader
+        return self._grader
+
+    def grader(self) -> Grader:
+        return self.load(warm=False)
+
+    def warm_grader(self) -> Grader:
+        """The grader with the bank's vectors loaded (from the cache file, else computed and
+        stored): for the CLI tools that grade many answers in this thread."""
+        return self.load(warm=True)
+
+    def reference_grader(self) -> ReferenceGrader:
+        if self._reference is None:
+            self._reference = ReferenceGrader(self.grader().encoder, list(self.bank))
+        return self._reference
+
+    def warm_up(self, warm: bool) -> bool:
+        """Load; True when part of the bank is left for `warm_step`."""
+        self.load(warm)
+        return bool(self._unwarmed)
+
+    def warm_step(self) -> bool:
+        """The vectors of the next bank question not computed yet; when none is left, store
+        them all. True while more remain."""
+        grader = self.grader()
+        if self._unwarmed:
+            grader.warm([self._unwarmed.pop(0)])
+        if self._unwarmed:
+            return True
+        path = self.cache_path(grader.encoder.device)
+        vectors = grader.encoder.remembered()  # a copy, taken under the encoder's lock: once
+        if path is not None:
+            save_vectors(path, vectors)
+        log.info("question bank ready: %d texts' vectors", len(vectors))
+        return False
+
+    def describe(self) -> tuple[str, str]:
+        encoder = self.grader().encoder
+        return encoder.device, encoder.precision
+
+    def seconds_without_model(self, jobs: Sequence[Job]) -> float:
+        return self.grader().seconds_without_model(jobs)
+
+    def peak_rss_mib(self) -> float:
+        return peak_rss_mib()
+
+    def gpu_peak_mib(self) -> float:
+        import torch
+
+        return float(torch.cuda.max_memory_allocated() / 2**20)
+
+    def grade_many(self, jobs: list[Job]) -> list[GradeResult]:
+        return self.grader().grade_many(jobs)
+
+    def grade_many_safe(self, jobs: list[Job]) -> list[GradeResult | Exception]:
+        """One batch; if it fails, grade one by one so one bad answer fails alone."""
+        grader = self.grader()  # raises only if the model cannot load: every caller gets it
+        try:
+            return list(grader.grade_many(jobs))
+        except Exception:
+            log.exception("batch of %d failed; grading one at a time", len(jobs))
+        outcomes: list[GradeResult | Exception] = []
+        for job in jobs:
+            try:
+                outcomes.append(grader.grade_many([job])[0])
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    def grade_reference(
+        self, question: str, reference: str, answer: str, lang: str | None
+    ) -> GradeResult:
+        return self.reference_grader().grade(question, reference, answer, lang)

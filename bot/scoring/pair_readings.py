@@ -1,0 +1,64 @@
+"""The pair models' readings of analysed answers, each model in one call for all of them: the
+stance model's P(asserts) for the pitfall head's candidate sentences (bot/scoring/stance/), and
+the relevance model's P(other) (bot/scoring/relevance_net/)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bot.scoring.analysis import Analysis
+from bot.scoring.pitfall_head import PitfallHead, said_logits
+from bot.scoring.pitfalls import candidate_count
+from bot.scoring.relevance_net.judge import RelevanceReader, read_other
+from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
+from bot.scoring.text import split_units
+
+# Per answer: its sentences read, their candidates, P(asserts) of each, their claim similarities.
+StanceReading = tuple[list[str], list[Candidate], np.ndarray, np.ndarray]
+
+
+def read_relevance(model: RelevanceReader, analyses: list[Analysis]) -> None:
+    """The relevance model's P(other) of every answer, in one call."""
+    readings = read_other(model, [(a.question, a.text, a.language) for a in analyses])
+    for a, other_p in zip(analyses, readings, strict=True):
+        a.other_p = other_p
+
+
+def read_stance(
+    head: PitfallHead, model: PairModel, analyses: list[Analysis], clauses: bool
+) -> None:
+    """The stance model's verdicts on every answer (bot/scoring/stance/judge.py)."""
+    for a, (chosen, found, asserts, claim_sims) in zip(
+        analyses, stance_readings(head, model, analyses, model.head_floor, clauses), strict=True
+    ):
+        a.stance = verdicts(model, a.question, chosen, found, asserts, head.flag_at, claim_sims)
+
+
+def stance_readings(
+    head: PitfallHead, model: PairModel, analyses: list[Analysis], floor: float, clauses: bool
+) -> list[StanceReading]:
+    """Per answer: its sentences, the head's candidate sentences per pitfall at `floor` or
+    more, the stance model's P(asserts) for each (all answers in one call), and the
+    sentences' claim similarities. `clauses`: the answers' units include clauses, which are
+    not read (sentences only)."""
+    rows, sims = [], []
+    for a in analyses:
+        assert a.matrix is not None
+        # Sentences only (not clauses, not the whole of a multi-sentence answer).
+        sentences = set(split_units(a.text, clauses=False))
+        index = [
+            i
+            for i, u in enumerate(a.units[: candidate_count(a.units)])
+            if not clauses or u in sentences
+        ]
+        raw = head.logits(a.matrix)
+        said = said_logits(a.matrix, raw)[index]
+        chosen = [a.units[i] for i in index]
+        rows.append((chosen, candidates(a.question, chosen, raw[index], said, floor)))
+        sims.append(a.claim_sims[index])
+    return [
+        (chosen, found, asserts, claim_sims)
+        for (chosen, found), asserts, claim_sims in zip(
+            rows, read_all(model, rows), sims, strict=True
+        )
+    ]
