@@ -224,15 +224,15 @@ def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> 
 
 
 async def _stats(settings: Settings, as_json: bool) -> int:
-    from bot.services.stats import StatsService
-    from bot.storage.engine import create_engine, create_session_factory
+    from bot.app import build_stats
+    from bot.storage.engine import create_engine
     from bot.storage.migrations import upgrade_async
     from bot.telegram.stats_rendering import render_stats
 
     await upgrade_async(settings.database_url)  # a fresh database reads as zeros, not an error
     engine = create_engine(settings.database_url)
     try:
-        stats = await StatsService(create_session_factory(engine)).collect()
+        stats = await build_stats(engine).collect()
     finally:
         await engine.dispose()
     print(json.dumps(stats.as_dict()) if as_json else render_stats(stats, "en").render()[0])

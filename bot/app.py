@@ -26,7 +26,9 @@ from bot.i18n import COMMANDS, GROUP_COMMANDS, t
 from bot.ops_server import OpsServer
 from bot.priority import bulk_work
 from bot.scoring.service import ScoringService
+from bot.services.daily import DailyService
 from bot.services.interviews import InterviewService
+from bot.services.rounds import RoundService
 from bot.services.stats import StatsService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.inbox import UpdateInbox
@@ -54,10 +56,15 @@ REGRADE_EVERY = 60.0  # seconds between retries of answers whose grading failed
 
 @dataclass
 class Services:
+    """The composition root's product: every domain service, built once (`build_services`),
+    handed to the handlers (aiogram's workflow data), the schedulers and the CLI."""
+
     engine: AsyncEngine
     scoring: ScoringService
     interviews: InterviewService
-
+    rounds: RoundService
+    daily: DailyService
+    stats: StatsService
     owns_scoring: bool = True
 
     async def close(self) -> None:
@@ -69,16 +76,32 @@ class Services:
 async def build_services(
     settings: Settings, scoring: ScoringService | None = None, clock: Clock = utcnow
 ) -> Services:
-    """Bank, migrations, database and model: everything but Telegram."""
+    """Bank, migrations, database and model: everything but Telegram. The one place where a
+    domain service is constructed."""
     bank = load_bank(settings.content_dir)
     await upgrade_async(settings.database_url)
     engine = create_engine(settings.database_url)
+    sessions = create_session_factory(engine)
     owns_scoring = scoring is None
     if scoring is None:
         scoring = ScoringService.from_settings(settings, bank, serving=True)
         await scoring.start(warm=True)
-    interviews = InterviewService(create_session_factory(engine), bank, scoring, clock=clock)
-    return Services(engine, scoring, interviews, owns_scoring)
+    return Services(
+        engine,
+        scoring,
+        InterviewService(sessions, bank, scoring, clock=clock),
+        RoundService(sessions, bank, scoring, min_seconds=settings.round_min_seconds),
+        DailyService(
+            sessions, bank, clock=clock, grace=timedelta(hours=settings.daily_grace_hours)
+        ),
+        build_stats(engine),
+        owns_scoring,
+    )
+
+
+def build_stats(engine: AsyncEngine) -> StatsService:
+    """The usage figures alone (`python -m bot stats` needs no model)."""
+    return StatsService(create_session_factory(engine))
 
 
 def build_bot(settings: Settings, redis: Redis | None = None) -> Bot:
@@ -103,16 +126,14 @@ def build_bot(settings: Settings, redis: Redis | None = None) -> Bot:
     )
 
 
-def build_dispatcher(
-    interviews: InterviewService, delivery: Delivery, engine: AsyncEngine, settings: Settings
-) -> Dispatcher:
+def build_dispatcher(services: Services, delivery: Delivery, settings: Settings) -> Dispatcher:
     dp = Dispatcher(
-        interviews=interviews,
+        interviews=services.interviews,
         delivery=delivery,
-        stats=StatsService(create_session_factory(engine)),
+        stats=services.stats,
         admin_ids=frozenset(settings.admin_ids),
     )
-    dp.update.outer_middleware(UserContextMiddleware(interviews))
+    dp.update.outer_middleware(UserContextMiddleware(services.interviews))
     dp.include_routers(*build_routers())
     return dp
 
@@ -195,9 +216,9 @@ async def run_bot(
     services = await build_services(settings, scoring, clock or utcnow)
     # Webhook replicas may handle one person's updates side by side: their flushes take turns.
     delivery = Delivery(bot, services.interviews, replicas=settings.bot_mode == "webhook")
-    dp = build_dispatcher(services.interviews, delivery, services.engine, settings)
-    rounds = attach_rounds(dp, bot, services.engine, services.scoring, settings, redis)
-    daily = attach_daily(dp, bot, services.engine, services.interviews.bank, settings, clock)
+    dp = build_dispatcher(services, delivery, settings)
+    rounds = attach_rounds(dp, bot, services.rounds, settings, redis)
+    daily = attach_daily(dp, bot, services.daily, settings)
     ops: OpsServer | None = None
     regrading: asyncio.Task[None] | None = None
     try:

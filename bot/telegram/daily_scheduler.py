@@ -9,20 +9,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Generic, TypeVar
 
 from aiogram import Bot, Dispatcher
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.utils.formatting import Bold, Italic, Text, as_list
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.clock import Clock, utcnow
 from bot.config import Settings
-from bot.content.loader import QuestionBank
 from bot.i18n import t
 from bot.services.daily import DailyJob, DailyService, DeliveryOutcome
-from bot.storage.engine import create_session_factory
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -211,21 +206,8 @@ class Daily:
             await self.scheduler.close()
 
 
-def attach_daily(
-    dp: Dispatcher,
-    bot: Bot,
-    engine: AsyncEngine,
-    bank: QuestionBank,
-    settings: Settings,
-    clock: Clock | None = None,
-) -> Daily:
+def attach_daily(dp: Dispatcher, bot: Bot, service: DailyService, settings: Settings) -> Daily:
     """The daily service for handlers (`daily` in handler kwargs) and its scheduler."""
-    service = DailyService(
-        create_session_factory(engine),
-        bank,
-        clock=clock or utcnow,
-        grace=timedelta(hours=settings.daily_grace_hours),
-    )
     batch = max(1, min(100, round(settings.send_rate)))  # about a second of sending
     scheduler = DailyScheduler(bot, service, settings.daily_tick_seconds, batch)
     dp["daily"] = service

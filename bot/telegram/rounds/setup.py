@@ -1,4 +1,5 @@
-"""Wires group rounds into a running bot: the service, the runner and the deadline ticker."""
+"""Wires group rounds into a running bot: the runner and the deadline ticker around the round
+service (built with the others in bot/app.py, `build_services`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from dataclasses import dataclass, field
 
 from aiogram import Bot, Dispatcher
 from redis.asyncio import Redis
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
-from bot.scoring.service import ScoringService
 from bot.services.rounds import RoundService
-from bot.storage.engine import create_session_factory
 from bot.telegram.limits.groups import GroupBudget, GroupLimiter
 from bot.telegram.limits.shared import RedisGroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
@@ -42,18 +40,11 @@ class Rounds:
 def attach_rounds(
     dp: Dispatcher,
     bot: Bot,
-    engine: AsyncEngine,
-    scoring: ScoringService,
+    service: RoundService,
     settings: Settings,
     redis: Redis | None = None,
 ) -> Rounds:
     """`redis`: count each group's messages across replicas (REDIS_URL)."""
-    service = RoundService(
-        create_session_factory(engine),
-        scoring.bank,
-        scoring,
-        min_seconds=settings.round_min_seconds,
-    )
     per_minute = settings.group_messages_per_minute
     limiter: GroupBudget = (
         GroupLimiter(per_minute) if redis is None else RedisGroupLimiter(redis, per_minute)
