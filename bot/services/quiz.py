@@ -6,6 +6,7 @@ import random
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
+from bot.services.text_clip import clip
 
 OPTIONS = 4
 OPTION_LIMIT = 100  # Telegram: 1-100 characters per poll option
@@ -33,11 +34,6 @@ def build_options(
     ids = [question.id] + [q.id for q in others[: OPTIONS - 1]]
     rng.shuffle(ids)
     return ids, ids.index(question.id)
-
-
-def clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def option_text(question: Question, lang: str) -> str:

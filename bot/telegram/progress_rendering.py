@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bot.i18n import t, topic_name
 from bot.services.progress import ProgressSummary
-from bot.telegram.text_limits import clip, utf16_len
+from bot.services.text_clip import clip
+from bot.telegram.text_limits import utf16_len
 
 # Telegram's caption limit is 1024 UTF-16 units; some room is left for the caller.
 CAPTION_LIMIT = 1000

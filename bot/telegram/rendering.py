@@ -14,8 +14,9 @@ from aiogram.utils.formatting import (
 
 from bot.i18n import TEXTS, t, topic_name
 from bot.services.outbox import FeedbackItem, PreviousAttempt, QuestionItem, SummaryItem
+from bot.services.text_clip import clip
 from bot.telegram.report_rendering import render_readiness_line
-from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
+from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, visible_length
 
 QUOTE_LIMIT = 160
 THEN_NOW_LIMIT = 90  # a key point or claim in "then and now"

@@ -16,7 +16,8 @@ from bot.services.readiness import (
     Standing,
     TopicReadiness,
 )
-from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, visible_length
+from bot.services.text_clip import clip
+from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, visible_length
 
 # Question texts are clipped so that the full bank (22 topics, 3 questions with up to 5
 # follow-ups each) fits in one message; shorter clips are the fallback if it still does not.

@@ -15,9 +15,3 @@ def utf16_len(text: str) -> int:
 def visible_length(node: Text) -> int:
     """Length as Telegram counts it: UTF-16 code units of the text after entity parsing."""
     return utf16_len(node.as_kwargs()["text"])
-
-
-def clip(text: str, limit: int) -> str:
-    """On one line (a question's line breaks and code indents), cut to `limit` with "…"."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

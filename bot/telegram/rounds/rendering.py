@@ -9,8 +9,9 @@ from aiogram.utils.formatting import Bold, ExpandableBlockQuote, Italic, Text, a
 from bot.content.schema import Question
 from bot.i18n import t
 from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem, Standing
+from bot.services.text_clip import clip
 from bot.telegram.rendering import _fmt
-from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, clip, utf16_len, visible_length
+from bot.telegram.text_limits import TELEGRAM_TEXT_LIMIT, utf16_len, visible_length
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
 NAME_LIMIT = 40

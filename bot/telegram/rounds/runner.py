@@ -25,7 +25,7 @@ from aiogram.utils.formatting import Italic, Text
 
 from bot.clock import utcnow
 from bot.i18n import t
-from bot.services.quiz import QUESTION_LIMIT, clip, explanation, option_text
+from bot.services.quiz import QUESTION_LIMIT, explanation, option_text
 from bot.services.rounds import RoundService
 from bot.services.rounds.items import (
     GroupItem,
@@ -34,6 +34,7 @@ from bot.services.rounds.items import (
     ResultsItem,
     RoundQuestionItem,
 )
+from bot.services.text_clip import clip
 from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.limits.groups import GroupBudget
 from bot.telegram.rendering import render_feedback

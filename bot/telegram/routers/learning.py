@@ -18,13 +18,13 @@ from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, U
 from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
 from bot.services.readiness import load_readiness
+from bot.services.text_clip import clip
 from bot.telegram.callbacks import LaterCallback, LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
 from bot.telegram.keyboards import learning_keyboard
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.report_rendering import render_report
-from bot.telegram.text_limits import clip
 
 CHART_FILE = "progress.png"
 TOAST_QUOTE = 120  # an alert holds at most 200 characters
