@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from bot.content.loader import QuestionBank
 from bot.services.quiz import EXPLANATION_LIMIT, build_options, explanation, option_text
-from bot.services.rounds import LATE_GRACE, AnswerOutcome, StartOutcome
+from bot.services.rounds import LATE_GRACE, RoundAnswerOutcome, StartOutcome
 from bot.services.rounds.items import LeaderboardItem, ResultsItem, RoundQuestionItem
 from bot.storage.models import ReviewCard
 
@@ -36,18 +36,18 @@ async def test_quiz_round_scores_votes(service, clock, stub) -> None:  # noqa: F
     await service.mark_sent(item, 100, poll_id="p1")
     right, wrong = item.correct_option, (item.correct_option + 1) % 4
     chat, first = await service.poll_answer("p1", 2, "Ann", [wrong])
-    assert chat == GROUP and first.outcome is AnswerOutcome.accepted
+    assert chat == GROUP and first.outcome is RoundAnswerOutcome.accepted
     _, changed = await service.poll_answer("p1", 2, "Ann", [right])  # a re-vote replaces it
-    assert changed.outcome is AnswerOutcome.replaced
+    assert changed.outcome is RoundAnswerOutcome.replaced
     await service.poll_answer("p1", 3, "Bob", [wrong])
     await service.poll_answer("p1", 4, "Cy", [right])
     await service.poll_answer("p1", 4, "Cy", [])  # retracted: no answer at all
     assert (await service.poll_answer("nope", 2, "Ann", [0]))[0] is None
     replied = await service.submit(GROUP, 2, "Ann", 100, "a text reply to the poll message", 5)
-    assert replied.outcome is AnswerOutcome.not_a_question
+    assert replied.outcome is RoundAnswerOutcome.not_a_question
     clock.advance(21)  # Telegram closed the poll; a vote processed now no longer counts
     _, late = await service.poll_answer("p1", 5, "Dan", [right])
-    assert late.outcome is AnswerOutcome.closed
+    assert late.outcome is RoundAnswerOutcome.closed
     clock.advance(LATE_GRACE.total_seconds())
     await service.expire(GROUP)
     await service.grade_closed(GROUP)

@@ -19,7 +19,7 @@ from bot.scoring.pitfalls import PitfallHit
 from bot.services.rounds import (
     LATE_GRACE,
     RESTART_GRACE,
-    AnswerOutcome,
+    RoundAnswerOutcome,
     RoundService,
     RoundUsageError,
     StartOutcome,
@@ -123,21 +123,21 @@ async def test_two_question_round_ranks_and_leaderboard(
     assert (first.position, first.total, first.seconds) == (1, 2, 60)
 
     ok = await service.submit(GROUP, 11, "Ann", 500, "score 4 first try", 601)
-    assert ok.outcome is AnswerOutcome.accepted and not ok.complete
+    assert ok.outcome is RoundAnswerOutcome.accepted and not ok.complete
     again = await service.submit(GROUP, 11, "Ann", 500, "score 9 better answer", 602)
-    assert again.outcome is AnswerOutcome.replaced
+    assert again.outcome is RoundAnswerOutcome.replaced
     edit = await service.submit(GROUP, 12, "Bob", 500, "score 6 with pitfall", 603)
-    assert edit.outcome is AnswerOutcome.accepted
+    assert edit.outcome is RoundAnswerOutcome.accepted
     assert (await service.submit(GROUP, 13, "<Cy>", 500, "score 2 three words", 604)).outcome == (
-        AnswerOutcome.accepted
+        RoundAnswerOutcome.accepted
     )
     edited = await service.submit(GROUP, 12, "Bob", 500, "score 7 pitfall", 603, edited=True)
-    assert edited.outcome is AnswerOutcome.replaced
+    assert edited.outcome is RoundAnswerOutcome.replaced
     # Not yet: the deadline is 60 s away, and no one is "expected" on the first question.
     assert await service.due() == []
     clock.advance(61)
     late = await service.submit(GROUP, 14, "Dan", 500, "score 10 too late here", 605)
-    assert late.outcome is AnswerOutcome.closed
+    assert late.outcome is RoundAnswerOutcome.closed
     assert await service.due() == []  # replies sent in time may still be on their way
     clock.advance(LATE_GRACE.total_seconds())
     assert await service.due() == [GROUP]
@@ -194,21 +194,23 @@ async def test_bad_answers_and_one_round_per_group(service: RoundService, clock:
     assert again.outcome is StartOutcome.already_running
     await post_question(service, GROUP, 50)
     assert (await service.submit(GROUP, 2, "A", None, "score 5 no reply")).outcome is (
-        AnswerOutcome.not_a_question
+        RoundAnswerOutcome.not_a_question
     )
     assert (await service.submit(GROUP, 2, "A", 49, "score 5 wrong message")).outcome is (
-        AnswerOutcome.not_a_question
+        RoundAnswerOutcome.not_a_question
     )
     assert (await service.submit(OTHER, 2, "A", 50, "score 5 other chat")).outcome is (
-        AnswerOutcome.not_a_question
+        RoundAnswerOutcome.not_a_question
     )
-    assert (await service.submit(GROUP, 2, "A", 50, "short")).outcome is AnswerOutcome.too_short
+    assert (
+        await service.submit(GROUP, 2, "A", 50, "short")
+    ).outcome is RoundAnswerOutcome.too_short
     first = await service.submit(GROUP, 2, "A", 50, "score 5 a real answer", 60)
-    assert first.outcome is AnswerOutcome.accepted
+    assert first.outcome is RoundAnswerOutcome.accepted
     same = await service.submit(GROUP, 2, "A", 50, "score 5 a real answer", 60)
-    assert same.outcome is AnswerOutcome.duplicate
+    assert same.outcome is RoundAnswerOutcome.duplicate
     huge = await service.submit(GROUP, 3, "B", 50, "score 3 " + "word " * 5000, 61)
-    assert huge.outcome is AnswerOutcome.accepted
+    assert huge.outcome is RoundAnswerOutcome.accepted
     async with service.sessions() as session:
         lengths = (await session.scalars(select(func.length(RoundAnswer.text)))).all()
     assert max(lengths) == 4096
@@ -216,13 +218,13 @@ async def test_bad_answers_and_one_round_per_group(service: RoundService, clock:
     assert (await service.start(OTHER, 9, None, 1, 30)).outcome is StartOutcome.started
     await post_question(service, OTHER, 50)  # the same message id in another chat
     other = await service.submit(OTHER, 2, "A", 50, "score 1 in the other group", 62)
-    assert other.outcome is AnswerOutcome.accepted
+    assert other.outcome is RoundAnswerOutcome.accepted
     clock.advance(31 + LATE_GRACE.total_seconds())
     assert sorted(await service.expire()) == [OTHER, GROUP]
     assert [line.score for line in (await results(service, GROUP)).lines] == [5.0, 3.0]
     assert [line.score for line in (await results(service, OTHER)).lines] == [1.0]
     old = await service.submit(GROUP, 4, "C", 50, "score 9 answer to an old question", 63)
-    assert old.outcome is AnswerOutcome.closed
+    assert old.outcome is RoundAnswerOutcome.closed
 
 
 async def test_stop_finishes_with_results_and_removal_ends_silently(
@@ -290,12 +292,12 @@ async def test_an_older_message_never_replaces_a_newer_one(service: RoundService
     await service.start(GROUP, 1, "junior", 1, 30)
     await post_question(service, GROUP, 10)
     assert (await service.submit(GROUP, 2, "A", 10, "score 8 the newer reply", 12)).outcome is (
-        AnswerOutcome.accepted
+        RoundAnswerOutcome.accepted
     )
     stale = await service.submit(GROUP, 2, "A", 10, "score 1 the older reply", 11)
-    assert stale.outcome is AnswerOutcome.duplicate
+    assert stale.outcome is RoundAnswerOutcome.duplicate
     edit = await service.submit(GROUP, 2, "A", 10, "score 3 an edit of it", 11, edited=True)
-    assert edit.outcome is AnswerOutcome.replaced  # an edit before the deadline counts
+    assert edit.outcome is RoundAnswerOutcome.replaced  # an edit before the deadline counts
     await service.close_current(GROUP)
     assert [line.score for line in (await results(service, GROUP)).lines] == [3.0]
 
@@ -372,15 +374,15 @@ async def test_lateness_is_judged_by_when_telegram_received_the_reply(
         601,
         sent_at=deadline - timedelta(seconds=1),
     )
-    assert in_time.outcome is AnswerOutcome.accepted
+    assert in_time.outcome is RoundAnswerOutcome.accepted
     late = await service.submit(
         GROUP, 12, "Bob", 500, "score 9 sent too late", 602, sent_at=deadline
     )
-    assert late.outcome is AnswerOutcome.closed
+    assert late.outcome is RoundAnswerOutcome.closed
     edited_late = await service.submit(
         GROUP, 11, "Ann", 500, "score 9 edited after it", 601, edited=True, sent_at=deadline
     )
-    assert edited_late.outcome is AnswerOutcome.closed
+    assert edited_late.outcome is RoundAnswerOutcome.closed
     clock.advance(LATE_GRACE.total_seconds())
     assert await service.expire() == [GROUP]
     after_close = await service.submit(
@@ -392,7 +394,7 @@ async def test_lateness_is_judged_by_when_telegram_received_the_reply(
         603,
         sent_at=deadline - timedelta(seconds=30),
     )
-    assert after_close.outcome is AnswerOutcome.closed  # once closed, closed
+    assert after_close.outcome is RoundAnswerOutcome.closed  # once closed, closed
     item = await results(service, GROUP)
     assert [(line.name, line.score) for line in item.lines] == [("Ann", 6.0)]
 
@@ -438,12 +440,12 @@ async def test_after_a_restart_replies_sent_in_time_are_read_before_the_question
         GROUP, 11, "Ann", 500, "score 7 sent before the deadline", 601,
         sent_at=deadline - timedelta(seconds=5),
     )  # fmt: skip
-    assert sent_in_time.outcome is AnswerOutcome.accepted
+    assert sent_in_time.outcome is RoundAnswerOutcome.accepted
     sent_late = await fresh.submit(
         GROUP, 12, "Bob", 500, "score 9 sent after the deadline", 602,
         sent_at=deadline + timedelta(seconds=5),
     )  # fmt: skip
-    assert sent_late.outcome is AnswerOutcome.closed
+    assert sent_late.outcome is RoundAnswerOutcome.closed
     clock.advance(RESTART_GRACE.total_seconds())
     assert await fresh.due() == [GROUP]
     assert await fresh.expire() == [GROUP]

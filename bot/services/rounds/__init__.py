@@ -15,7 +15,7 @@ picks up every round where it stopped. Time comes from an injected clock.
     service    RoundService, composed of the above
 """
 
-from bot.services.rounds.answers import AnswerOutcome, AnswerResult, QuestionState
+from bot.services.rounds.answers import AnswerResult, QuestionState, RoundAnswerOutcome
 from bot.services.rounds.args import (
     MAX_QUESTIONS,
     MAX_SECONDS,
@@ -35,10 +35,10 @@ __all__ = [
     "MAX_SECONDS",
     "MIN_SECONDS",
     "RESTART_GRACE",
-    "AnswerOutcome",
     "AnswerResult",
     "GroupView",
     "QuestionState",
+    "RoundAnswerOutcome",
     "RoundArgs",
     "RoundService",
     "RoundStart",

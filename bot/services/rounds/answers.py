@@ -26,7 +26,7 @@ class QuestionState(StrEnum):
     closed = "closed"
 
 
-class AnswerOutcome(StrEnum):
+class RoundAnswerOutcome(StrEnum):
     accepted = "accepted"
     replaced = "replaced"  # a later reply or an edit took the place of the earlier answer
     duplicate = "duplicate"  # the same update delivered again
@@ -37,7 +37,7 @@ class AnswerOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class AnswerResult:
-    outcome: AnswerOutcome
+    outcome: RoundAnswerOutcome
     complete: bool = False  # everyone who answered before has answered: close early
 
 
@@ -91,7 +91,7 @@ class AnswersMixin(RoundsBase):
         sent_at: datetime | None,
     ) -> AnswerResult:
         if reply_to is None:
-            return AnswerResult(AnswerOutcome.not_a_question)
+            return AnswerResult(RoundAnswerOutcome.not_a_question)
         verdict = accept(text)
         text = verdict.text
         now = self.clock()
@@ -104,13 +104,13 @@ class AnswersMixin(RoundsBase):
                 .with_for_update()
             )
             if rq is None or rq.options is not None:  # a quiz poll is answered by voting
-                return AnswerResult(AnswerOutcome.not_a_question)
+                return AnswerResult(RoundAnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
             sent = min(aware(sent_at) or now, now)  # a clock ahead of ours gains nothing
             if rq.status != RoundQuestionStatus.open or (deadline is not None and sent >= deadline):
-                return AnswerResult(AnswerOutcome.closed)
+                return AnswerResult(RoundAnswerOutcome.closed)
             if verdict.too_short:
-                return AnswerResult(AnswerOutcome.too_short)
+                return AnswerResult(RoundAnswerOutcome.too_short)
             existing = await session.scalar(
                 select(RoundAnswer).where(
                     RoundAnswer.round_question_id == rq.id, RoundAnswer.user_id == user_id
@@ -135,8 +135,8 @@ class AnswersMixin(RoundsBase):
                     )
                 )
                 if not result.rowcount:  # type: ignore[attr-defined]
-                    return AnswerResult(AnswerOutcome.duplicate)
-                outcome = AnswerOutcome.replaced
+                    return AnswerResult(RoundAnswerOutcome.duplicate)
+                outcome = RoundAnswerOutcome.replaced
             else:
                 session.add(
                     RoundAnswer(
@@ -149,7 +149,7 @@ class AnswersMixin(RoundsBase):
                         answered_at=now,
                     )
                 )
-                outcome = AnswerOutcome.accepted
+                outcome = RoundAnswerOutcome.accepted
             await session.flush()
             complete = await queries.everyone_answered(session, rq)
         return AnswerResult(outcome, complete)
@@ -172,10 +172,10 @@ class AnswersMixin(RoundsBase):
         async with self.sessions() as session, session.begin():
             rq = await session.scalar(select(RoundQuestion).where(RoundQuestion.poll_id == poll_id))
             if rq is None or rq.options is None:
-                return None, AnswerResult(AnswerOutcome.not_a_question)
+                return None, AnswerResult(RoundAnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
             if rq.status != RoundQuestionStatus.open or (deadline is not None and now >= deadline):
-                return rq.chat_id, AnswerResult(AnswerOutcome.closed)
+                return rq.chat_id, AnswerResult(RoundAnswerOutcome.closed)
             existing = await session.scalar(
                 select(RoundAnswer).where(
                     RoundAnswer.round_question_id == rq.id, RoundAnswer.user_id == user_id
@@ -184,7 +184,7 @@ class AnswersMixin(RoundsBase):
             if not option_ids:
                 if existing is not None:
                     await session.delete(existing)
-                return rq.chat_id, AnswerResult(AnswerOutcome.replaced)
+                return rq.chat_id, AnswerResult(RoundAnswerOutcome.replaced)
             choice = int(option_ids[0])
             right = choice == rq.correct_option
             fields = {
@@ -201,10 +201,10 @@ class AnswersMixin(RoundsBase):
                 session.add(
                     RoundAnswer(round_question_id=rq.id, user_id=user_id, language="en", **fields)
                 )
-                outcome = AnswerOutcome.accepted
+                outcome = RoundAnswerOutcome.accepted
             else:
                 for key, value in fields.items():
                     setattr(existing, key, value)
-                outcome = AnswerOutcome.replaced
+                outcome = RoundAnswerOutcome.replaced
             await session.flush()
             return rq.chat_id, AnswerResult(outcome, await queries.everyone_answered(session, rq))

@@ -27,9 +27,9 @@ from bot.i18n import t
 from bot.services.rounds import (
     MAX_QUESTIONS,
     MAX_SECONDS,
-    AnswerOutcome,
     GroupView,
     QuestionState,
+    RoundAnswerOutcome,
     RoundArgs,
     RoundService,
     RoundUsageError,
@@ -51,9 +51,9 @@ ADMIN_STATUSES = {"creator", "administrator"}
 COMMAND_TEXT = (F.text | F.caption).startswith("/")
 NOT_A_COMMAND = ~COMMAND_TEXT
 NOTES = {
-    AnswerOutcome.not_a_question: "round_reply_not_question",
-    AnswerOutcome.closed: "round_closed",
-    AnswerOutcome.too_short: "round_too_short",
+    RoundAnswerOutcome.not_a_question: "round_reply_not_question",
+    RoundAnswerOutcome.closed: "round_closed",
+    RoundAnswerOutcome.too_short: "round_too_short",
 }
 
 
@@ -362,7 +362,7 @@ async def _answer(
         edited=edited,
         sent_at=_sent_at(message, edited),
     )
-    if result.outcome in (AnswerOutcome.accepted, AnswerOutcome.replaced):
+    if result.outcome in (RoundAnswerOutcome.accepted, RoundAnswerOutcome.replaced):
         await runner.react(chat_id, message.message_id)
         if result.complete and await rounds.close_current(chat_id):
             runner.kick(chat_id)
