@@ -1,7 +1,8 @@
 """`python -m bot train stance-thresholds`: when the stance model says "you said this"
-(bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`) and the
-P(asserts) it needs (`flag_at`), chosen on content/blind for the highest recall at which at most
-FLAG_TARGET of the answers that hold no misconception get a flag, and written into the
+(bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
+P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
+(`veto`), chosen on content/blind for the highest recall at which at most FLAG_TARGET of the
+answers that hold no misconception get a flag (then the fewest false flags), and written into the
 artefact's stance.json with the figures.
 
 content/blind, because the stance model is trained on sentences of content/eval and
@@ -30,6 +31,7 @@ FLAG_TARGET = (
     0.03  # as the pitfall head's "said" (docs/grading.md): 0.05 is the goal on new answers
 )
 HEAD_FLOORS = tuple(f / 10 for f in range(-10, 12))  # -1.0 … 1.1, below the head's own 1.2
+VETOES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
 THRESHOLD_SET = "blind"
 TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
@@ -51,14 +53,14 @@ def readings(
 
 
 def flagged(
-    read: list[list[Reading]], head_flag_at: float, floor: float, at: float
+    read: list[list[Reading]], head_flag_at: float, floor: float, at: float, veto: float = 0.0
 ) -> list[dict[str, float]]:
     """Per answer, the pitfalls said (as `best` for `rates`: a flag is a value >= 0.5)."""
     result: list[dict[str, float]] = []
     for r in read:
         said: dict[str, float] = {}
         for pid, logit, gated, p in r:
-            hit = gated >= head_flag_at or (logit >= floor and p >= at)
+            hit = (gated >= head_flag_at and p >= veto) or (logit >= floor and p >= at)
             said[pid] = max(said.get(pid, 0.0), float(hit))
         result.append(said)
     return result
@@ -88,16 +90,19 @@ def rates(
 
 def choose(
     samples: list[Sample], read: list[list[Reading]], head_flag_at: float
-) -> tuple[float, float]:
-    """(head_floor, flag_at) with the highest recall within FLAG_TARGET false flags."""
-    best: tuple[float, float, float] = (-1.0, HEAD_FLOORS[-1], 1.01)
-    for floor in HEAD_FLOORS:
-        for hundredths in range(50, 100):
-            at = hundredths / 100
-            figures = rates(samples, flagged(read, head_flag_at, floor, at), 0.5)
-            if figures["false_flags"] <= FLAG_TARGET and figures["recall"] > best[0]:
-                best = (figures["recall"], floor, at)
-    return best[1], best[2]
+) -> tuple[float, float, float]:
+    """(head_floor, flag_at, veto) with the highest recall within FLAG_TARGET false flags, then
+    the fewest false flags."""
+    best: tuple[tuple[float, float], float, float, float] = ((-1.0, 0.0), HEAD_FLOORS[-1], 1.01, 0)
+    for veto in VETOES:
+        for floor in HEAD_FLOORS:
+            for hundredths in range(50, 100):
+                at = hundredths / 100
+                figures = rates(samples, flagged(read, head_flag_at, floor, at, veto), 0.5)
+                key = (figures["recall"], -figures["false_flags"])
+                if figures["false_flags"] <= FLAG_TARGET and key > best[0]:
+                    best = (key, floor, at, veto)
+    return best[1], best[2], best[3]
 
 
 def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEIGHTS_DIR) -> int:
@@ -114,23 +119,25 @@ def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEI
     read = {
         name: readings(grader, bank, samples, HEAD_FLOORS[0]) for name, samples in by_set.items()
     }
-    floor, at = choose(by_set[THRESHOLD_SET], read[THRESHOLD_SET], head_flag_at)
+    floor, at, veto = choose(by_set[THRESHOLD_SET], read[THRESHOLD_SET], head_flag_at)
     figures: dict[str, Any] = {
         "chosen_on": f"content/{THRESHOLD_SET}",
         "answers": len(by_set[THRESHOLD_SET]),
         "head_floor": floor,
         "flag_at": at,
+        "veto": veto,
     }
     for name, samples in by_set.items():
+        together = flagged(read[name], head_flag_at, floor, at, veto)
         figures[name] = {
-            "head_and_stance": rates(samples, flagged(read[name], head_flag_at, floor, at), 0.5),
+            "head_and_stance": rates(samples, together, 0.5),
             "head_alone": rates(samples, flagged(read[name], head_flag_at, floor, 2.0), 0.5),
         }
     config = StanceConfig.load(directory)
     trained = config.trained | {"thresholds": figures}
     stamp = {"date": date.today().isoformat(), "command": "python -m bot train stance-thresholds"}
     remember(CARD, "thresholds", figures | stamp)
-    replace(config, flag_at=at, head_floor=floor, trained=trained).save(directory)
+    replace(config, flag_at=at, head_floor=floor, veto=veto, trained=trained).save(directory)
     print(json.dumps(figures, indent=2))
     service.close()
     return 0

@@ -290,6 +290,7 @@ class ScriptedStance:
 
     flag_at = 0.6
     head_floor = -100.0  # reads every pitfall's best candidate sentence
+    veto = 0.0
 
     def __init__(self, script: dict[str, float]):
         self.script = script
@@ -325,6 +326,24 @@ def test_the_pair_model_reads_the_heads_best_sentences_before_its_gates(
     hits = verdicts(model, question, sentences, found, np.array([0.3, 0.75]), 1.2, sims)
     assert [(h.id, h.evidence, h.probability) for h in hits] == [
         (question.pitfalls[0].id, "beta sentence", 0.75)
+    ]
+
+
+def test_the_pair_model_vetoes_a_head_flag_it_reads_as_not_asserted(bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    sentences = ["alpha sentence", "beta sentence"]
+    raw = np.array([[0.9, -1.0], [0.5, -1.0]])
+    said = np.array([[0.9, -np.inf], [-np.inf, -np.inf]])
+    found = candidates(question, sentences, raw, said, floor=0.2, per_pitfall=2)
+    model = ScriptedStance({})
+    model.veto = 0.15
+    sims = np.zeros((2, 2))
+    # The head says pitfall 0 on "alpha"; the pair model reads it at 0.1: dropped ...
+    assert not verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims)
+    # ... and at 0.3, above the veto though below flag_at, the head's flag stands.
+    kept = verdicts(model, question, sentences, found, np.array([0.3, 0.2]), 0.8, sims)
+    assert [(h.id, h.evidence, h.probability) for h in kept] == [
+        (question.pitfalls[0].id, "alpha sentence", 0.3)
     ]
 
 
@@ -408,19 +427,24 @@ def test_stance_thresholds_take_the_most_recall_within_the_false_flag_target() -
         sample("pitfall", pitfall="b"),
         sample("strong"),
         sample("rejects", rejects="a"),
+        sample("strong"),
     ]
     # (pitfall, the head's raw logit, its gated logit, P(asserts)) of each candidate sentence.
     ninf = -np.inf
     read = [
-        [("a", 1.5, 1.5, 0.1)],  # the head says it (flag_at 1.2), whatever the pair model reads
+        [("a", 1.5, 1.5, 0.1)],  # the head says it (flag_at 1.2); the pair model reads 0.1
         [("b", 0.5, ninf, 0.9), ("b", 0.6, ninf, 0.3), ("a", 0.0, 0.0, 0.2)],  # a gated one
         [("a", 0.3, 0.3, 0.95)],  # a clean answer: a flag here is false
         [("a", -0.5, -0.5, 0.99)],  # a rejecting answer
+        [("a", 1.4, 1.4, 0.05)],  # the head flags a clean answer the pair model reads at 0.05
     ]
     assert rates(samples, flagged(read, 1.2, 2.0, 2.0), 0.5)["recall"] == 0.5  # head alone
-    floor, at = choose(samples, read, 1.2)
-    assert (floor, at) == (0.4, 0.5)  # above the clean answer's 0.3, within b's 0.5 and 0.9
-    assert rates(samples, flagged(read, 1.2, floor, at), 0.5) == {
+    assert rates(samples, flagged(read, 1.2, 2.0, 2.0), 0.5)["false_flags"] == 0.333
+    floor, at, veto = choose(samples, read, 1.2)
+    # The floor above the clean answer's 0.3, within b's 0.5 and 0.9; the veto drops the head's
+    # flag at 0.05 and keeps the one at 0.1.
+    assert (floor, at, veto) == (0.4, 0.5, 0.1)
+    assert rates(samples, flagged(read, 1.2, floor, at, veto), 0.5) == {
         "recall": 1.0,
         "false_flags": 0.0,
         "rejecting_flagged": 0.0,

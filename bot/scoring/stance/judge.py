@@ -36,6 +36,9 @@ class PairModel(Protocol):
     @property
     def head_floor(self) -> float: ...  # the head's lowest raw logit the pair model reads
 
+    @property
+    def veto(self) -> float: ...  # P(asserts) below which the head's own flag is dropped
+
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
 
 
@@ -105,7 +108,8 @@ def verdicts(
 ) -> list[PitfallHit]:
     """The pitfalls said: those whose candidate the pair model finds asserted at
     `model.flag_at` (quoting that sentence), and those the head says (with the pair model's
-    probability for the head's sentence)."""
+    probability for the head's sentence) unless the pair model reads that sentence below
+    `model.veto`."""
     said: list[PitfallHit] = []
     for j, pitfall in enumerate(question.pitfalls):
         mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
@@ -114,7 +118,7 @@ def verdicts(
         best, p = max(mine, key=lambda item: item[1])
         if p < model.flag_at:
             best, p = max(mine, key=lambda item: item[0].said)
-            if best.said < head_flag_at:
+            if best.said < head_flag_at or p < model.veto:
                 continue
         said.append(
             PitfallHit(

@@ -35,6 +35,10 @@ class StanceConfig(PairNetConfig):
     # `python -m bot train stance-thresholds` (docs/stance-model.md).
     flag_at: float = 0.8
     head_floor: float = 0.2
+    # The head's own "you said this" stands only where the pair model gives its sentence at least
+    # this P(asserts): the head, reading similarity, flags rejections and model answers that the
+    # pair model reads as not asserting (0: the head's flags always stand).
+    veto: float = 0.0
 
 
 class StanceModel(PairNet):
@@ -52,6 +56,10 @@ class StanceModel(PairNet):
     @property
     def head_floor(self) -> float:
         return self.config.head_floor
+
+    @property
+    def veto(self) -> float:
+        return self.config.veto
 
 
 # The committed stance model when it was trained from the given embedding model, else None (the
