@@ -158,8 +158,13 @@ def render_card(data: dict[str, Any]) -> str:
             f"{thresholds['head_floor']} or more.",
             "A pitfall is said when this model's P(asserts) for one of them is "
             f"{thresholds['flag_at']} or more;",
-            "a sentence the head already says holds it keeps its flag unless this model reads it",
-            f"below {thresholds.get('veto', 0.0)}. The numbers were chosen",
+            "a sentence the head already says holds it keeps its flag"
+            + (
+                f" unless this model reads it below {thresholds['veto']}."
+                if thresholds.get("veto")
+                else " (a veto by a low P(asserts) was tried and gained nothing here)."
+            ),
+            "The numbers were chosen",
             f"by `{thresholds['command']}` ({thresholds['date']}) on {thresholds['chosen_on']}",
             f"({thresholds['answers']} answers), for the most recall at no more than 3 % of the",
             "answers without a misconception flagged. content/eval and content/heldout lent",
