@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind5",
         action="store_true",
-        help="only content/blind5 (written blind on 120 questions; read once, at the end)",
+        help="only content/blind5 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
