@@ -183,7 +183,8 @@ class Encoder:
             if progress is not None:
                 progress(len(batch))
         norms = np.linalg.norm(result, axis=1, keepdims=True)
-        return result / np.maximum(norms, 1e-12)
+        unit: np.ndarray = result / np.maximum(norms, 1e-12)  # numpy's ufuncs return Any
+        return unit
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]]
