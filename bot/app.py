@@ -70,7 +70,7 @@ class Services:
     stats: StatsService
     history: HistoryService  # /export, /forget
     progress: ProgressService  # /progress, /report
-    leases: Leases  # delivery's outbox leases (webhook replicas), the rounds' group leases
+    leases: Leases  # delivery's outbox leases (webhook replicas)
     clock: Clock  # the one the services run on, for texts relative to now (/review)
     owns_scoring: bool = True
 
@@ -235,7 +235,7 @@ async def run_bot(
     leases = services.leases if settings.bot_mode == "webhook" else None
     delivery = Delivery(bot, services.interviews, leases)
     dp = build_dispatcher(services, delivery, settings)
-    rounds = attach_rounds(dp, bot, services.rounds, services.leases, settings, redis)
+    rounds = attach_rounds(dp, bot, services.rounds, settings, redis)
     daily = attach_daily(dp, bot, services.daily, settings)
     ops: OpsServer | None = None
     regrading: asyncio.Task[None] | None = None

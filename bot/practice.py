@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config import Settings
-from bot.content.schema import Language, Level
 from bot.i18n import t
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args, parse_review_args
@@ -55,18 +54,18 @@ REPLIES = {
 def render_plain(item: OutboxItem, lang: str) -> str:
     """The same layout as in Telegram (bot/telegram/rendering.py), as plain text."""
     if isinstance(item, QuestionItem):
-        return "\n" + render_question(item, lang, hint=False).render()[0] + "\n"
+        return "\n" + render_question(item, lang, hint=False).as_kwargs()["text"] + "\n"
     if isinstance(item, FeedbackItem):
         parts = render_feedback(item, lang, expandable=False)
-        return "\n\n".join(part.render()[0] for part in parts)
+        return "\n\n".join(part.as_kwargs()["text"] for part in parts)
     assert isinstance(item, SummaryItem)
-    return "\n" + render_summary(item, lang).render()[0]
+    return "\n" + render_summary(item, lang).as_kwargs()["text"]
 
 
 async def practice(
     settings: Settings,
-    lang: Language,
-    level: Level | None,
+    lang: str,
+    level: str | None,
     count: int | None,
     read: Callable[[], str | None] | None = None,
     write: Callable[[str], None] = print,
@@ -121,7 +120,7 @@ async def practice(
         await services.close()
 
 
-def parse_practice_args(args: list[str], review: bool = False) -> tuple[Level | None, int | None]:
+def parse_practice_args(args: list[str], review: bool = False) -> tuple[str | None, int | None]:
     """`[junior|middle|senior] [N]`; with --review only `[N]`."""
     try:
         if review:
@@ -134,7 +133,7 @@ def parse_practice_args(args: list[str], review: bool = False) -> tuple[Level | 
 
 async def show_progress(
     settings: Settings,
-    lang: Language,
+    lang: str,
     out: Path,
     user_id: int = PRACTICE_USER,
     write: Callable[[str], None] = print,
@@ -157,14 +156,14 @@ async def show_progress(
         summary = await progress.progress(user_id, lang)
         async with sessions() as session:
             user = await session.get(User, user_id)
-        level = user.level if user else Level.junior
+        level = user.level if user else "junior"
         report = await progress.readiness(user_id, lang, level)
     finally:
         await engine.dispose()
     write(render_progress_text(summary, lang))
     if summary.is_empty:
         return 0
-    write("\n" + render_report(report, lang).render()[0])
+    write("\n" + render_report(report, lang).as_kwargs()["text"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(await asyncio.to_thread(render_progress_chart, summary, lang))
     write(t(lang, "progress.chart_file", path=str(out.resolve())))

@@ -183,8 +183,7 @@ class Encoder:
             if progress is not None:
                 progress(len(batch))
         norms = np.linalg.norm(result, axis=1, keepdims=True)
-        unit: np.ndarray = result / np.maximum(norms, 1e-12)  # numpy's ufuncs return Any
-        return unit
+        return result / np.maximum(norms, 1e-12)
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]]

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from bot.scoring.pitfalls import PitfallHit
-from bot.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -23,7 +22,7 @@ class GradeResult:
     question_id: str
     language: str
     score: float
-    verdict: Verdict
+    verdict: str
     points: list[PointResult] = field(default_factory=list)
     pitfalls: list[PitfallHit] = field(default_factory=list)
     # Close to a documented misconception, but not close enough to say so: shown as worth
@@ -59,13 +58,13 @@ class GradeResult:
         }
 
 
-def verdict_for(score: float) -> Verdict:
+def verdict_for(score: float) -> str:
     if score >= 8.5:
-        return Verdict.excellent
+        return "excellent"
     if score >= 7.0:
-        return Verdict.good
+        return "good"
     if score >= 4.0:
-        return Verdict.partial
+        return "partial"
     if score > 0:
-        return Verdict.weak
-    return Verdict.no_answer
+        return "weak"
+    return "no-answer"

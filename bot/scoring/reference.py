@@ -22,7 +22,6 @@ from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult, PointResult, verdict_for
 from bot.scoring.text import detect_language, is_dont_know, normalize, split_units, words
 from bot.scoring.token_pieces import TokenVectors
-from bot.verdicts import Verdict
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -171,7 +170,7 @@ class ReferenceGrader:
                         question_id=question_id,
                         language=language,
                         score=0.0,
-                        verdict=Verdict.no_answer,
+                        verdict="no-answer",
                         points=[
                             PointResult(f"r{i + 1}", False, 0.0, None)
                             for i in range(len(sentences))
@@ -209,7 +208,7 @@ class ReferenceGrader:
                     question_id=question_id,
                     language=language,
                     score=score,
-                    verdict=verdict_for(score) if score > 0 else Verdict.off_topic,
+                    verdict=verdict_for(score) if score > 0 else "off-topic",
                     points=points,
                     similarity=raw,
                     relevance=raw,

@@ -101,8 +101,7 @@ class RemoteEncoder(Encoder):
                 progress(len(chunk))
         result = np.concatenate(parts) if parts else np.zeros((0, self.dimension), np.float32)
         norms = np.linalg.norm(result, axis=1, keepdims=True)
-        unit: np.ndarray = result / np.maximum(norms, 1e-12)  # numpy's ufuncs return Any
-        return unit
+        return result / np.maximum(norms, 1e-12)
 
     def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
         raise EmbeddingServiceError(

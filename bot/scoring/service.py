@@ -61,13 +61,47 @@ class ScoringService:
     def __init__(
         self,
         bank: QuestionBank,
-        config: HostConfig,
+        model: str,
+        device: str,
+        cache_dir: Path | None = None,
         max_batch: int = 64,
+        options: GraderOptions | None = None,
+        model_cache_dir: Path | None = None,
+        precision: str = "auto",
         worker: Worker = "thread",
+        threads: int | None = None,
+        embeddings_url: str | None = None,
+        background_warm: bool = False,
     ):
-        """The queue around a model host built from `config` (the one value both hosts, this
-        process's and the grading process's, are built from: bot/scoring/host_config.py says
-        what each setting means); `max_batch` and `worker` are the queue's own."""
+        """Each host setting by name (the tests, the benchmark): the same service as
+        `from_config` with the HostConfig of these (bot/scoring/host_config.py says what each
+        means); `max_batch` and `worker` are the queue's own."""
+        host = HostConfig(
+            model=model,
+            device=device,
+            cache_dir=cache_dir,
+            options=options,
+            model_cache_dir=model_cache_dir,
+            precision=precision,
+            threads=threads,
+            embeddings_url=embeddings_url,
+            background_warm=background_warm,
+        )
+        self._setup(bank, host, max_batch, worker)
+
+    @classmethod
+    def from_config(
+        cls, bank: QuestionBank, config: HostConfig, max_batch: int = 64, worker: Worker = "thread"
+    ) -> ScoringService:
+        """The service around a host built from `config` (the one value both hosts, this
+        process's and the grading process's, are built from)."""
+        service = cls.__new__(cls)  # __init__ only turns its keywords into a HostConfig
+        service._setup(bank, config, max_batch, worker)
+        return service
+
+    def _setup(
+        self, bank: QuestionBank, config: HostConfig, max_batch: int, worker: Worker
+    ) -> None:
         self.config = config  # what a grading process is sent to build the same host
         # This process's host: the worker thread's, and the CLI's blocking calls'.
         self.host = ModelHost(bank, config)
@@ -96,7 +130,7 @@ class ScoringService:
     ) -> ScoringService:
         """`serving`: as the bot runs it (GRADER_WORKER, GRADER_THREADS); else in a thread of
         this process, on every core (the CLI tools)."""
-        return cls(
+        return cls.from_config(
             bank,
             HostConfig.from_settings(settings, options, serving),
             max_batch=settings.grader_max_batch,

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
-from bot.content.schema import Language
 from bot.services.forget import forget_user
 from bot.services.history import HistoryRow, history, history_csv
 
@@ -28,11 +27,11 @@ class HistoryService:
         self._sessions = sessions
         self._bank = bank
 
-    async def history(self, user_id: int, lang: Language) -> list[HistoryRow]:
+    async def history(self, user_id: int, lang: str) -> list[HistoryRow]:
         """The user's answers and quiz votes, oldest first, questions in `lang`."""
         return await history(self._sessions, self._bank, user_id, lang)
 
-    async def export(self, user_id: int, lang: Language) -> HistoryExport | None:
+    async def export(self, user_id: int, lang: str) -> HistoryExport | None:
         """The user's answers as a CSV document; None: nothing to export."""
         rows = await self.history(user_id, lang)
         if not rows:

@@ -11,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
-from bot.content.schema import Language
 from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
@@ -20,7 +19,6 @@ from bot.services.reviews import record_review
 from bot.storage.models import Answer, AskedQuestion
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus
-from bot.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +51,7 @@ class InterviewAnswers:
         text: str,
         message_id: int | None = None,
         reply_to: int | None = None,
-        language: Language | None = None,
+        language: str | None = None,
     ) -> tuple[AnswerOutcome, int | None]:
         """Store the answer and grade it. Returns the outcome and the answer id when stored."""
         verdict = accept(text)
@@ -114,7 +112,7 @@ class InterviewAnswers:
             question = self.bank.get(answer.question_id)
             text, language = answer.text, answer.language
         if question is None:  # the question left the bank; close the answer ungraded
-            result_fields: dict[str, object] = {"score": 0.0, "verdict": Verdict.retired}
+            result_fields: dict[str, object] = {"score": 0.0, "verdict": "retired"}
         else:
             result = await self.scoring.grade(question, text, language)
             result_fields = stored_fields(result)

@@ -13,10 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
-from bot.content.schema import Language, Level, Question
+from bot.content.schema import Level, Question
 from bot.scoring.service import ScoringService
-from bot.services.interview_answers import AnswerOutcome as AnswerOutcome  # its callers' import
-from bot.services.interview_answers import InterviewAnswers
+from bot.services.interview_answers import AnswerOutcome, InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
@@ -32,15 +31,15 @@ MAX_COUNT = 20
 @dataclass(frozen=True)
 class UserView:
     id: int
-    language: Language
-    level: Level
+    language: str
+    level: str
     is_new: bool = False
 
 
 @dataclass(frozen=True)
 class InterviewStart:
     interview_id: int
-    level: Level
+    level: str
     count: int
     replaced: bool
     replayed: bool = False  # the same /interview message handled again after a restart
@@ -63,7 +62,7 @@ class LaterReview:
     added: bool
 
 
-def language_from_code(code: str | None) -> Language:
+def language_from_code(code: str | None) -> str:
     return "ru" if (code or "").lower().startswith("ru") else "en"
 
 
@@ -109,17 +108,17 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             return UserView(user.id, user.language, user.level) if user else None
 
     async def update_user(
-        self, user_id: int, *, language: Language | None = None, level: Level | None = None
+        self, user_id: int, *, language: str | None = None, level: str | None = None
     ) -> UserView:
         async with self.sessions() as session, session.begin():
             user = await session.get(User, user_id)
             if user is None:
-                user = User(id=user_id, language=language or "en", level=level or Level.junior)
+                user = User(id=user_id, language=language or "en", level=level or "junior")
                 session.add(user)
             if language is not None:
                 user.language = language
             if level is not None:
-                user.level = Level(level)
+                user.level = Level(level).value
             return UserView(user.id, user.language, user.level)
 
     # --- interviews --------------------------------------------------------------------------
@@ -128,7 +127,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         self,
         user_id: int,
         chat_id: int,
-        level: Level | None = None,
+        level: str | None = None,
         count: int | None = None,
         message_id: int | None = None,
     ) -> InterviewStart | None:
@@ -138,7 +137,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             if (same := await self._replayed(repo, user_id, message_id)) is not None:
                 return same
             user = await repo.users.get(user_id)
-            chosen_level = Level(level or (user.level if user else Level.junior))
+            chosen_level = Level(level or (user.level if user else "junior")).value
             wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
             candidates = self.bank.by_level(chosen_level)
             answered = await repo.answers.answered_question_ids(user_id)
@@ -169,7 +168,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             user = await repo.users.get(user_id)
             replaced = await self._replace_active(repo, user_id)
             chosen = due[: max(1, min(count or MAX_COUNT, MAX_COUNT))]
-            level = user.level if user else Level.junior
+            level = user.level if user else Level.junior.value
             interview = await self._create(session, user_id, chat_id, level, chosen, message_id)
             return InterviewStart(interview.id, level, len(chosen), replaced, review=True)
 
@@ -188,7 +187,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         """Stop the user's running interview, if any: a new one replaces it (no summary)."""
         return await self._end_active(repo, user_id, InterviewStatus.stopped)
 
-    async def _end_active(self, repo: Repo, user_id: int, status: InterviewStatus) -> bool:
+    async def _end_active(self, repo: Repo, user_id: int, status: str) -> bool:
         interview = await repo.interviews.active_for(user_id)
         if interview is None:
             return False
@@ -201,7 +200,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         session: AsyncSession,
         user_id: int,
         chat_id: int,
-        level: Level,
+        level: str,
         question_ids: list[str],
         message_id: int | None,
     ) -> Interview:

@@ -11,7 +11,6 @@ from datetime import datetime
 
 from bot.content.schema import Question
 from bot.services.readiness import ReadinessReport
-from bot.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class FeedbackItem:
     reply_to: int | None
     question: Question
     score: float
-    verdict: Verdict
+    verdict: str
     covered: list[str]
     missed: list[str]
     pitfalls: list[str]

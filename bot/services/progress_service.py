@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
-from bot.content.schema import Language, Level
+from bot.content.schema import Level
 from bot.services.progress import ProgressSummary, load_progress
 from bot.services.readiness import ReadinessReport, load_readiness
 
@@ -27,11 +27,11 @@ class ProgressService:
         self._bank = bank
         self._clock = clock
 
-    async def progress(self, user_id: int, lang: Language) -> ProgressSummary:
+    async def progress(self, user_id: int, lang: str) -> ProgressSummary:
         """`/progress`: scores over time, per level and topic, the streak up to today (UTC)."""
         today = self._clock().date()
         return await load_progress(self._sessions, self._bank, user_id, lang, today)
 
-    async def readiness(self, user_id: int, lang: Language, level: Level) -> ReadinessReport:
+    async def readiness(self, user_id: int, lang: str, level: Level | str) -> ReadinessReport:
         """`/report`: readiness per topic and level, and what to practise next at `level`."""
         return await load_readiness(self._sessions, self._bank, user_id, lang, level)

@@ -17,7 +17,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.storage.models import Lease
-from bot.storage.results import rowcount
 
 
 @cache
@@ -46,7 +45,7 @@ async def take_lease(
                 .where(Lease.name == name, or_(Lease.holder == holder, Lease.expires_at < now))
                 .values(holder=holder, expires_at=now + ttl)
             )
-            if rowcount(taken):
+            if taken.rowcount:  # type: ignore[attr-defined]
                 return True
             if await session.get(Lease, name) is not None:
                 return False

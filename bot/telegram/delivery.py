@@ -13,7 +13,6 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.types import ReplyParameters
 
 from bot.clock import utcnow
-from bot.content.schema import Language
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
@@ -51,7 +50,7 @@ class Delivery:
         self.holder = new_holder()
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    async def flush(self, user_id: int, lang: Language | None = None) -> None:
+    async def flush(self, user_id: int, lang: str | None = None) -> None:
         """Send everything owed to the user. One flush per user at a time: no double sends."""
         if lang is None:
             user = await self.interviews.user(user_id)
@@ -81,7 +80,7 @@ class Delivery:
                 log.warning("lost the lease %s mid-flush (this replica stalled)", name)
                 return
 
-    async def _flush(self, user_id: int, lang: Language) -> None:
+    async def _flush(self, user_id: int, lang: str) -> None:
         replied = False
         for item in await self.interviews.outbox(user_id):
             # Under load the send budget goes to others' feedback before this next question:
@@ -92,7 +91,7 @@ class Delivery:
             await self.interviews.mark_sent(item, message_id)
             replied = replied or isinstance(item, FeedbackItem)
 
-    async def _send(self, item: OutboxItem, lang: Language) -> int | None:
+    async def _send(self, item: OutboxItem, lang: str) -> int | None:
         try:
             if isinstance(item, QuestionItem):
                 await self.interviews.begin_send(item)

@@ -36,7 +36,7 @@ def test_the_service_hands_its_host_the_config_it_was_built_from(
     monkeypatch.setenv("GRADER_WORKER", "process")
     settings = load_settings(_env_file=None)
     serving = ScoringService.from_settings(settings, bank, serving=True)
-    keywords = ScoringService(bank, HostConfig("bundled", "cpu", threads=2, background_warm=True))
+    keywords = ScoringService(bank, "bundled", "cpu", threads=2, background_warm=True)
     try:
         assert serving.config == HostConfig.from_settings(settings, serving=True)
         assert serving.host.config is serving.config

@@ -14,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
 from bot.services.daily.queue import DailyJob, DeliveryOutcome
 from bot.storage.models import DailyDelivery, DailySubscription
-from bot.storage.results import rowcount
 from bot.storage.statuses import AskStatus, DeliveryStatus
 
 
@@ -94,7 +93,7 @@ class DeliveryOutcomesMixin(DailyBase):
                     dropped = await session.execute(
                         delete(ASKS).where(ASKS.c.id == ask_id, ASKS.c.status == AskStatus.open)
                     )
-                    if rowcount(dropped):
+                    if dropped.rowcount:  # type: ignore[attr-defined]
                         values["ask_id"] = None
                 await session.execute(
                     update(DELIVERIES)

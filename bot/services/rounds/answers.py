@@ -11,15 +11,12 @@ from enum import StrEnum
 from sqlalchemy import select, update
 
 from bot.clock import aware
-from bot.content.schema import Language
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import RoundAnswer, RoundQuestion
-from bot.storage.results import rowcount
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
-from bot.verdicts import Verdict
 
 
 class QuestionState(StrEnum):
@@ -69,7 +66,7 @@ class AnswersMixin(RoundsBase):
         reply_to: int | None,
         text: str,
         message_id: int | None = None,
-        language: Language | None = None,
+        language: str | None = None,
         edited: bool = False,
         sent_at: datetime | None = None,
     ) -> AnswerResult:
@@ -89,7 +86,7 @@ class AnswersMixin(RoundsBase):
         reply_to: int | None,
         text: str,
         message_id: int | None,
-        language: Language | None,
+        language: str | None,
         edited: bool,
         sent_at: datetime | None,
     ) -> AnswerResult:
@@ -137,7 +134,7 @@ class AnswersMixin(RoundsBase):
                         answered_at=now,
                     )
                 )
-                if not rowcount(result):
+                if not result.rowcount:  # type: ignore[attr-defined]
                     return AnswerResult(RoundAnswerOutcome.duplicate)
                 outcome = RoundAnswerOutcome.replaced
             else:
@@ -194,7 +191,7 @@ class AnswersMixin(RoundsBase):
                 "text": str(rq.options[choice]) if 0 <= choice < len(rq.options) else "?",
                 "name": name[:128] or str(user_id),
                 "score": 10.0 if right else 0.0,
-                "verdict": Verdict.correct if right else Verdict.wrong,
+                "verdict": "correct" if right else "wrong",
                 # Nothing to grade: the poll knows the right option.
                 "status": RoundAnswerStatus.graded,
                 "answered_at": now,

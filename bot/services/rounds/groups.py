@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import update
 
-from bot.content.schema import Language, Level
+from bot.content.schema import Level
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, RoundQuestion
@@ -16,8 +16,8 @@ from bot.storage.statuses import RoundQuestionStatus, RoundStatus
 @dataclass(frozen=True)
 class GroupView:
     id: int
-    language: Language
-    level: Level
+    language: str
+    level: str
     allow_everyone: bool
     active: bool
 
@@ -28,15 +28,15 @@ def _view(group: GroupChat) -> GroupView:
 
 class GroupsMixin(RoundsBase):
     async def ensure_group(
-        self, chat_id: int, title: str | None = None, language: Language = "en"
+        self, chat_id: int, title: str | None = None, language: str = "en"
     ) -> GroupView:
         return await once_more_on_conflict(lambda: self._ensure_group(chat_id, title, language))
 
-    async def _ensure_group(self, chat_id: int, title: str | None, language: Language) -> GroupView:
+    async def _ensure_group(self, chat_id: int, title: str | None, language: str) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
-                group = GroupChat(id=chat_id, title=title, language=language, level=Level.junior)
+                group = GroupChat(id=chat_id, title=title, language=language, level="junior")
                 session.add(group)
                 await session.flush()
             elif not group.active:
@@ -54,8 +54,8 @@ class GroupsMixin(RoundsBase):
         self,
         chat_id: int,
         *,
-        level: Level | None = None,
-        language: Language | None = None,
+        level: str | None = None,
+        language: str | None = None,
         allow_everyone: bool | None = None,
     ) -> GroupView:
         return await once_more_on_conflict(
@@ -65,17 +65,17 @@ class GroupsMixin(RoundsBase):
     async def _update_group(
         self,
         chat_id: int,
-        level: Level | None,
-        language: Language | None,
+        level: str | None,
+        language: str | None,
         allow_everyone: bool | None,
     ) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
-                group = GroupChat(id=chat_id, language=language or "en", level=Level.junior)
+                group = GroupChat(id=chat_id, language=language or "en", level="junior")
                 session.add(group)
             if level is not None:
-                group.level = Level(level)
+                group.level = Level(level).value
             if language is not None:
                 group.language = language
             if allow_everyone is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from aiogram import Router
 from aiogram.types import CallbackQuery
 
-from bot.content.schema import Language
 from bot.i18n import t
 
 
@@ -13,7 +12,7 @@ def build_fallback_router() -> Router:
     router = Router(name="fallback")
 
     @router.callback_query()
-    async def outdated(query: CallbackQuery, lang: Language) -> None:
+    async def outdated(query: CallbackQuery, lang: str) -> None:
         await query.answer(t(lang, "outdated_button"))
 
     return router

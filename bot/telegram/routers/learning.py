@@ -13,7 +13,6 @@ from aiogram.types import BufferedInputFile, CallbackQuery, Message
 from aiogram.utils.formatting import Text
 
 from bot.clock import Clock
-from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_review_args
 from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, UserView
@@ -32,7 +31,7 @@ TOAST_QUOTE = 120  # an alert holds at most 200 characters
 
 
 async def send_progress(
-    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: Language
+    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: str
 ) -> None:
     summary = await progress.progress(user.id, lang)
     if summary.is_empty:
@@ -53,7 +52,7 @@ async def send_progress(
 
 
 async def send_report(
-    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: Language
+    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: str
 ) -> None:
     report = await progress.readiness(user.id, lang, user.level)
     markup = None if report.answered else learning_keyboard(lang, LearningAction.interview)
@@ -66,7 +65,7 @@ async def start_interview(
     interviews: InterviewService,
     delivery: Delivery,
     user: UserView,
-    lang: Language,
+    lang: str,
     message_id: int | None,
 ) -> bool:
     """The "start an interview" button: /interview at the user's level. False: no questions.
@@ -97,7 +96,7 @@ def build_learning_router() -> Router:
         delivery: Delivery,
         clock: Clock,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         try:
             count = parse_review_args(command.args)
@@ -118,13 +117,13 @@ def build_learning_router() -> Router:
 
     @router.message(Command("progress"))
     async def progress_command(
-        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: Language
+        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: str
     ) -> None:
         await send_progress(bot, message.chat.id, progress, user, lang)
 
     @router.message(Command("report"))
     async def report_command(
-        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: Language
+        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: str
     ) -> None:
         await send_report(bot, message.chat.id, progress, user, lang)
 
@@ -134,7 +133,7 @@ def build_learning_router() -> Router:
         callback_data: LaterCallback,
         interviews: InterviewService,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         filed = await interviews.review_later(user.id, callback_data.q)
         if filed is None:  # the question left the bank since
@@ -156,7 +155,7 @@ def build_learning_router() -> Router:
         progress: ProgressService,
         delivery: Delivery,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         await query.answer()
         chat_id = query.message.chat.id if query.message else query.from_user.id

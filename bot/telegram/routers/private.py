@@ -11,7 +11,6 @@ from aiogram.types import BufferedInputFile, CallbackQuery, Message, Update
 from aiogram.utils.chat_action import ChatActionSender
 from aiogram.utils.formatting import Bold, Text, as_list
 
-from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.history_service import HistoryService
@@ -34,7 +33,7 @@ REPLIES = {
 }
 
 
-async def _say(message: Message, lang: Language, key: str, /, **values: object) -> None:
+async def _say(message: Message, lang: str, key: str, /, **values: object) -> None:
     await message.answer(Text(t(lang, key, **values)).as_html())
 
 
@@ -45,7 +44,7 @@ def build_private_router() -> Router:
     router.edited_message.filter(F.chat.type == ChatType.PRIVATE)  # groups have their own
 
     @router.message(CommandStart())
-    async def start(message: Message, user: UserView, lang: Language) -> None:
+    async def start(message: Message, user: UserView, lang: str) -> None:
         name = message.from_user.first_name if message.from_user else ""
         text = as_list(
             Bold(t(lang, "greeting", name=name)),
@@ -56,13 +55,11 @@ def build_private_router() -> Router:
         await message.answer(text.as_html(), reply_markup=level_keyboard(user.level))
 
     @router.message(Command("help"))
-    async def help_(message: Message, lang: Language) -> None:
+    async def help_(message: Message, lang: str) -> None:
         await _say(message, lang, "help")
 
     @router.message(Command("export"))
-    async def export(
-        message: Message, history: HistoryService, user: UserView, lang: Language
-    ) -> None:
+    async def export(message: Message, history: HistoryService, user: UserView, lang: str) -> None:
         exported = await history.export(user.id, lang)
         if exported is None:
             await _say(message, lang, "export_empty")
@@ -73,7 +70,7 @@ def build_private_router() -> Router:
         )
 
     @router.message(Command("forget"))
-    async def forget(message: Message, lang: Language) -> None:
+    async def forget(message: Message, lang: str) -> None:
         await message.answer(
             Text(t(lang, "forget_confirm")).as_html(), reply_markup=forget_keyboard(lang)
         )
@@ -84,7 +81,7 @@ def build_private_router() -> Router:
         callback_data: ForgetCallback,
         history: HistoryService,
         event_update: Update,
-        lang: Language,
+        lang: str,
     ) -> None:
         key = "forget_kept"
         if callback_data.confirm:
@@ -95,7 +92,7 @@ def build_private_router() -> Router:
             await query.message.edit_text(Text(t(lang, key)).as_html())
 
     @router.message(Command("settings"))
-    async def settings(message: Message, user: UserView, lang: Language) -> None:
+    async def settings(message: Message, user: UserView, lang: str) -> None:
         await message.answer(
             Text(t(lang, "settings", level=user.level)).as_html(),
             reply_markup=settings_keyboard(lang, user.level),
@@ -103,12 +100,9 @@ def build_private_router() -> Router:
 
     @router.callback_query(LevelCallback.filter())
     async def pick_level(
-        query: CallbackQuery,
-        callback_data: LevelCallback,
-        interviews: InterviewService,
-        lang: Language,
+        query: CallbackQuery, callback_data: LevelCallback, interviews: InterviewService, lang: str
     ) -> None:
-        user = await interviews.update_user(query.from_user.id, level=callback_data.level)
+        user = await interviews.update_user(query.from_user.id, level=callback_data.level.value)
         await query.answer(t(lang, "level_set", level=user.level)[:200])
         if query.message is not None:
             await query.message.answer(Text(t(lang, "level_set", level=user.level)).as_html())
@@ -118,7 +112,7 @@ def build_private_router() -> Router:
         query: CallbackQuery,
         callback_data: LanguageCallback,
         interviews: InterviewService,
-        lang: Language,
+        lang: str,
     ) -> None:
         user = await interviews.update_user(query.from_user.id, language=callback_data.lang)
         await query.answer(t(user.language, "language_set"))
@@ -135,7 +129,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         try:
             level, count = parse_interview_args(command.args)
@@ -158,7 +152,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         outcome = await interviews.skip(user.id, message.chat.id, message_id=message.message_id)
         await _say(message, lang, "skipped" if outcome is AnswerOutcome.skipped else "no_question")
@@ -170,7 +164,7 @@ def build_private_router() -> Router:
         callback_data: SkipCallback,
         interviews: InterviewService,
         delivery: Delivery,
-        lang: Language,
+        lang: str,
     ) -> None:
         chat_id = query.message.chat.id if query.message else query.from_user.id
         outcome = await interviews.skip(query.from_user.id, chat_id, callback_data.ask)
@@ -185,7 +179,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         if not await interviews.stop(user.id):
             await _say(message, lang, "stopped_none")
@@ -193,7 +187,7 @@ def build_private_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.message(F.text.startswith("/"))
-    async def unknown_command(message: Message, lang: Language) -> None:
+    async def unknown_command(message: Message, lang: str) -> None:
         await _say(message, lang, "unknown_command")
 
     @router.message(F.text)
@@ -203,7 +197,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: Language,
+        lang: str,
     ) -> None:
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
         try:
@@ -232,11 +226,11 @@ def build_private_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.edited_message()
-    async def edited(message: Message, lang: Language) -> None:
+    async def edited(message: Message, lang: str) -> None:
         await _say(message, lang, "edited")
 
     @router.message()
-    async def not_text(message: Message, lang: Language) -> None:
+    async def not_text(message: Message, lang: str) -> None:
         await _say(message, lang, "not_text")
 
     return router
