@@ -8,14 +8,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.clock import utcnow
 from bot.config import Settings
 from bot.i18n import t
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args, parse_review_args
 from bot.services.interviews import MAX_COUNT, AnswerOutcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
+from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
-from bot.services.progress_service import ProgressService
+from bot.services.readiness import load_readiness
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -85,7 +87,7 @@ async def practice(
         if review:
             due = await service.start_review(PRACTICE_USER, PRACTICE_USER, count)
             if isinstance(due, ReviewNotDue):
-                write(not_due_text(due, services.clock(), lang))
+                write(not_due_text(due, service.clock(), lang))
                 return 0
             write(started_text(due, lang))
         else:
@@ -151,13 +153,11 @@ async def show_progress(
     engine = create_engine(settings.database_url)
     try:
         sessions = create_session_factory(engine)
-        # Only what this command reads: no model, so not build_services (bot/app.py).
-        progress = ProgressService(sessions, bank)
-        summary = await progress.progress(user_id, lang)
+        summary = await load_progress(sessions, bank, user_id, lang, utcnow().date())
         async with sessions() as session:
             user = await session.get(User, user_id)
         level = user.level if user else "junior"
-        report = await progress.readiness(user_id, lang, level)
+        report = await load_readiness(sessions, bank, user_id, lang, level)
     finally:
         await engine.dispose()
     write(render_progress_text(summary, lang))

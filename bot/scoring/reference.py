@@ -18,10 +18,9 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.alignment import coverage, question_words
-from bot.scoring.encoder import Encoder
+from bot.scoring.encoder import Encoder, TokenVectors
 from bot.scoring.grade_result import GradeResult, PointResult, verdict_for
 from bot.scoring.text import detect_language, is_dont_know, normalize, split_units, words
-from bot.scoring.token_pieces import TokenVectors
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 

@@ -19,9 +19,7 @@ from threading import Lock
 
 import numpy as np
 
-from bot.scoring.encoder import Encoder, Span
-from bot.scoring.model_names import query_prefix
-from bot.scoring.token_pieces import TokenVectors
+from bot.scoring.encoder import Encoder, Span, TokenVectors, query_prefix
 
 # Texts per request. TEI refuses a request over its --max-client-batch-size with 413 (default 32),
 # so the client asks GET /info for the server's limit, sends at most 32 when it cannot tell, never

@@ -37,8 +37,6 @@ from bot.priority import current_priority
 from bot.scoring import worker as grading_worker
 from bot.scoring.grade_result import GradeResult
 from bot.scoring.grader import Grader
-from bot.scoring.host_config import HostConfig
-from bot.scoring.host_config import grader_options as grader_options  # the CLI tools' import
 from bot.scoring.model_host import Job, ModelHost
 from bot.scoring.options import GraderOptions
 from bot.scoring.reference import ReferenceGrader
@@ -57,6 +55,15 @@ class _Entry:
     future: asyncio.Future[GradeResult]
 
 
+def grader_options(settings: Settings) -> GraderOptions:
+    return GraderOptions(
+        encode_whole=settings.grader_whole_answer_pass,
+        one_pass=settings.grader_one_pass,
+        stance=settings.grader_stance,
+        relevance=settings.grader_relevance,
+    )
+
+
 class ScoringService:
     def __init__(
         self,
@@ -73,38 +80,26 @@ class ScoringService:
         embeddings_url: str | None = None,
         background_warm: bool = False,
     ):
-        """Each host setting by name (the tests, the benchmark): the same service as
-        `from_config` with the HostConfig of these (bot/scoring/host_config.py says what each
-        means); `max_batch` and `worker` are the queue's own."""
-        host = HostConfig(
-            model=model,
-            device=device,
-            cache_dir=cache_dir,
-            options=options,
-            model_cache_dir=model_cache_dir,
-            precision=precision,
-            threads=threads,
-            embeddings_url=embeddings_url,
-            background_warm=background_warm,
-        )
-        self._setup(bank, host, max_batch, worker)
-
-    @classmethod
-    def from_config(
-        cls, bank: QuestionBank, config: HostConfig, max_batch: int = 64, worker: Worker = "thread"
-    ) -> ScoringService:
-        """The service around a host built from `config` (the one value both hosts, this
-        process's and the grading process's, are built from)."""
-        service = cls.__new__(cls)  # __init__ only turns its keywords into a HostConfig
-        service._setup(bank, config, max_batch, worker)
-        return service
-
-    def _setup(
-        self, bank: QuestionBank, config: HostConfig, max_batch: int, worker: Worker
-    ) -> None:
-        self.config = config  # what a grading process is sent to build the same host
+        """`embeddings_url`: vectors from an embedding server (TEI's API) instead of a model
+        loaded here; the grading around them stays in this service. `background_warm`: with no
+        stored vectors, `start()` computes only what every grade needs (the calibration, from
+        all key points) and the rest of the bank afterwards, a question at a time whenever no
+        grade is waiting, then stores it (the bot; the CLI tools warm everything first)."""
+        # What a grading process needs to build the same host.
+        self._config: dict[str, Any] = {
+            "bank": bank,
+            "model": model,
+            "device": device,
+            "cache_dir": cache_dir,
+            "options": options,
+            "model_cache_dir": model_cache_dir,
+            "precision": precision,
+            "threads": threads,
+            "embeddings_url": embeddings_url,
+            "background_warm": background_warm,
+        }
         # This process's host: the worker thread's, and the CLI's blocking calls'.
-        self.host = ModelHost(bank, config)
+        self.host = ModelHost(**self._config)
         self.worker = worker
         self._pool: ProcessPoolExecutor | None = None
         self._warming: Future[Any] | None = None  # a warm-up begun by prestart()
@@ -130,11 +125,19 @@ class ScoringService:
     ) -> ScoringService:
         """`serving`: as the bot runs it (GRADER_WORKER, GRADER_THREADS); else in a thread of
         this process, on every core (the CLI tools)."""
-        return cls.from_config(
+        return cls(
             bank,
-            HostConfig.from_settings(settings, options, serving),
+            settings.embedding_model,
+            settings.embedding_device,
+            cache_dir=settings.embedding_cache_dir,
             max_batch=settings.grader_max_batch,
+            options=options or grader_options(settings),
+            model_cache_dir=settings.model_cache_dir,
+            precision=settings.embedding_precision,
             worker=settings.grader_worker if serving else "thread",
+            threads=settings.grader_threads if serving else None,
+            embeddings_url=settings.embeddings_url,
+            background_warm=serving,
         )
 
     # --- where the model runs -----------------------------------------------------------------
@@ -148,8 +151,7 @@ class ScoringService:
                 initializer=grading_worker.start,
                 initargs=(
                     ModelHost,
-                    self.bank,
-                    self.config,
+                    self._config,
                     os.getpid(),
                     logging.getLogger().getEffectiveLevel(),
                 ),

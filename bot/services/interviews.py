@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
-from bot.content.schema import Level, Question
+from bot.content.schema import Level
 from bot.scoring.service import ScoringService
 from bot.services.interview_answers import AnswerOutcome, InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
@@ -53,15 +53,6 @@ class ReviewNotDue:
     next_due: datetime | None
 
 
-@dataclass(frozen=True)
-class LaterReview:
-    """The "ask me that question later" button's outcome: the question (the toast quotes it;
-    the handler has no bank of its own) and whether it was added (False: due already)."""
-
-    question: Question
-    added: bool
-
-
 def language_from_code(code: str | None) -> str:
     return "ru" if (code or "").lower().startswith("ru") else "en"
 
@@ -81,15 +72,13 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         self.rng = rng or random.Random()
         self.clock = clock  # tests move it to bring spaced-repetition reviews due
 
-    async def review_later(self, user_id: int, question_id: str) -> LaterReview | None:
+    async def review_later(self, user_id: int, question_id: str) -> bool | None:
         """Put a bank question into the user's reviews, due now (the "ask me that question later"
         button under an answer to another question). None: no such question in the bank."""
-        question = self.bank.get(question_id)
-        if question is None:
+        if self.bank.get(question_id) is None:
             return None
         async with self.sessions() as session, session.begin():
-            added = await bring_forward(session, user_id, question_id, self.clock())
-        return LaterReview(question, added)
+            return await bring_forward(session, user_id, question_id, self.clock())
 
     # --- users -------------------------------------------------------------------------------
 

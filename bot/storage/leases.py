@@ -71,19 +71,3 @@ async def live_holders(
             select(Lease.name).where(Lease.name.in_(names), Lease.expires_at >= now)
         )
         return set(rows.all())
-
-
-class Leases:
-    """The lease table of one database, for an object that holds leases but nothing else of
-    the database (delivery's `outbox:<user>` leases): it gets this, built once, instead of
-    borrowing some service's session factory."""
-
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]):
-        self._sessions = sessions
-
-    async def take(self, name: str, holder: str, ttl: timedelta, now: datetime) -> bool:
-        """Take or renew `name` for `holder` until now + ttl; False if another holds it."""
-        return await take_lease(self._sessions, name, holder, ttl, now)
-
-    async def release(self, name: str, holder: str) -> None:
-        await release_lease(self._sessions, name, holder)

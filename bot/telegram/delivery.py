@@ -16,7 +16,7 @@ from bot.clock import utcnow
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
-from bot.storage.leases import Leases, new_holder
+from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.callbacks import LearningAction
 from bot.telegram.keyboards import later_keyboard, learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -35,16 +35,15 @@ class Delivery:
         self,
         bot: Bot,
         interviews: InterviewService,
-        leases: Leases | None = None,
+        replicas: bool = False,
         lease: timedelta = OUTBOX_LEASE,
         renewal: timedelta = LEASE_RENEWAL,
     ):
-        """`leases`: other processes may flush the same user (webhook replicas), so a flush
-        also holds the user's `outbox:<id>` lease in the database, renewed while it runs; None:
-        this process is the only one that flushes (polling), the in-process lock suffices."""
+        """`replicas`: other processes may flush the same user (webhook replicas), so a flush
+        also holds the user's `outbox:<id>` lease in the database, renewed while it runs."""
         self.bot = bot
         self.interviews = interviews
-        self.leases = leases
+        self.replicas = replicas
         self.lease = lease
         self.renewal = renewal
         self.holder = new_holder()
@@ -56,27 +55,28 @@ class Delivery:
             user = await self.interviews.user(user_id)
             lang = user.language if user else "en"
         async with self._locks[user_id]:
-            leases = self.leases
-            if leases is None:
+            if not self.replicas:
                 await self._flush(user_id, lang)
                 return
             name = f"outbox:{user_id}"
             # Wait for a flush on another replica: it may have read the outbox before this
             # replica's new item, so skipping would leave that item unsent.
-            while not await leases.take(name, self.holder, self.lease, utcnow()):
+            while not await take_lease(self.interviews.sessions, name, self.holder,
+                                       self.lease, utcnow()):  # fmt: skip
                 await asyncio.sleep(0.05)
-            heartbeat = asyncio.create_task(self._renew(leases, name))
+            heartbeat = asyncio.create_task(self._renew(name))
             try:
                 await self._flush(user_id, lang)
             finally:
                 heartbeat.cancel()
-                await leases.release(name, self.holder)
+                await release_lease(self.interviews.sessions, name, self.holder)
 
-    async def _renew(self, leases: Leases, name: str) -> None:
+    async def _renew(self, name: str) -> None:
         """Keep the lease while the flush runs; a replica that dies stops renewing it."""
         while True:
             await asyncio.sleep(self.renewal.total_seconds())
-            if not await leases.take(name, self.holder, self.lease, utcnow()):
+            if not await take_lease(self.interviews.sessions, name, self.holder, self.lease,
+                                    utcnow()):  # fmt: skip
                 log.warning("lost the lease %s mid-flush (this replica stalled)", name)
                 return
 

@@ -12,12 +12,12 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BufferedInputFile, CallbackQuery, Message
 from aiogram.utils.formatting import Text
 
-from bot.clock import Clock
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_review_args
 from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, UserView
+from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
-from bot.services.progress_service import ProgressService
+from bot.services.readiness import load_readiness
 from bot.services.text_clip import clip
 from bot.telegram.callbacks import LaterCallback, LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
@@ -31,9 +31,10 @@ TOAST_QUOTE = 120  # an alert holds at most 200 characters
 
 
 async def send_progress(
-    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: str
+    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
 ) -> None:
-    summary = await progress.progress(user.id, lang)
+    today = interviews.clock().date()
+    summary = await load_progress(interviews.sessions, interviews.bank, user.id, lang, today)
     if summary.is_empty:
         await bot.send_message(
             chat_id,
@@ -52,9 +53,9 @@ async def send_progress(
 
 
 async def send_report(
-    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: str
+    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
 ) -> None:
-    report = await progress.readiness(user.id, lang, user.level)
+    report = await load_readiness(interviews.sessions, interviews.bank, user.id, lang, user.level)
     markup = None if report.answered else learning_keyboard(lang, LearningAction.interview)
     await bot.send_message(chat_id, render_report(report, lang).as_html(), reply_markup=markup)
 
@@ -94,7 +95,6 @@ def build_learning_router() -> Router:
         command: CommandObject,
         interviews: InterviewService,
         delivery: Delivery,
-        clock: Clock,
         user: UserView,
         lang: str,
     ) -> None:
@@ -105,7 +105,7 @@ def build_learning_router() -> Router:
             return
         started = await interviews.start_review(user.id, message.chat.id, count, message.message_id)
         if isinstance(started, ReviewNotDue):
-            lines = [not_due_text(started, clock(), lang), t(lang, "review.offer_new")]
+            lines = [not_due_text(started, interviews.clock(), lang), t(lang, "review.offer_new")]
             await message.answer(
                 Text("\n".join(lines)).as_html(),
                 reply_markup=learning_keyboard(lang, LearningAction.interview),
@@ -116,16 +116,16 @@ def build_learning_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.message(Command("progress"))
-    async def progress_command(
-        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: str
+    async def progress(
+        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
     ) -> None:
-        await send_progress(bot, message.chat.id, progress, user, lang)
+        await send_progress(bot, message.chat.id, interviews, user, lang)
 
     @router.message(Command("report"))
-    async def report_command(
-        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: str
+    async def report(
+        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
     ) -> None:
-        await send_report(bot, message.chat.id, progress, user, lang)
+        await send_report(bot, message.chat.id, interviews, user, lang)
 
     @router.callback_query(LaterCallback.filter())
     async def later(
@@ -135,12 +135,16 @@ def build_learning_router() -> Router:
         user: UserView,
         lang: str,
     ) -> None:
-        filed = await interviews.review_later(user.id, callback_data.q)
-        if filed is None:  # the question left the bank since
+        added = await interviews.review_later(user.id, callback_data.q)
+        question = interviews.bank.get(callback_data.q)
+        if added is None or question is None:  # the question left the bank since
             await query.answer(t(lang, "outdated_button"), show_alert=True)
             return
-        quoted = clip(filed.question.question.get(lang), TOAST_QUOTE)
-        text = t(lang, "later.added", question=quoted) if filed.added else t(lang, "later.already")
+        text = (
+            t(lang, "later.added", question=clip(question.question.get(lang), TOAST_QUOTE))
+            if added
+            else t(lang, "later.already")
+        )
         await query.answer(text, show_alert=True)
         if isinstance(query.message, Message):  # the button is spent
             with contextlib.suppress(TelegramBadRequest):
@@ -152,7 +156,6 @@ def build_learning_router() -> Router:
         callback_data: LearningCallback,
         bot: Bot,
         interviews: InterviewService,
-        progress: ProgressService,
         delivery: Delivery,
         user: UserView,
         lang: str,
@@ -160,9 +163,9 @@ def build_learning_router() -> Router:
         await query.answer()
         chat_id = query.message.chat.id if query.message else query.from_user.id
         if callback_data.action is LearningAction.progress:
-            await send_progress(bot, chat_id, progress, user, lang)
+            await send_progress(bot, chat_id, interviews, user, lang)
         elif callback_data.action is LearningAction.report:
-            await send_report(bot, chat_id, progress, user, lang)
+            await send_report(bot, chat_id, interviews, user, lang)
         else:
             message_id = query.message.message_id if query.message else None
             started = await start_interview(

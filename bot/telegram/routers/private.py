@@ -13,7 +13,8 @@ from aiogram.utils.formatting import Bold, Text, as_list
 
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
-from bot.services.history_service import HistoryService
+from bot.services.forget import forget_user
+from bot.services.history import history, history_csv
 from bot.services.interviews import MAX_COUNT, AnswerOutcome, InterviewService, UserView
 from bot.telegram.callbacks import ForgetCallback, LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
@@ -59,14 +60,16 @@ def build_private_router() -> Router:
         await _say(message, lang, "help")
 
     @router.message(Command("export"))
-    async def export(message: Message, history: HistoryService, user: UserView, lang: str) -> None:
-        exported = await history.export(user.id, lang)
-        if exported is None:
+    async def export(
+        message: Message, interviews: InterviewService, user: UserView, lang: str
+    ) -> None:
+        rows = await history(interviews.sessions, interviews.bank, user.id, lang)
+        if not rows:
             await _say(message, lang, "export_empty")
             return
         await message.answer_document(
-            BufferedInputFile(exported.document, filename=EXPORT_FILE),
-            caption=Text(t(lang, "export_caption", count=exported.rows)).as_html(),
+            BufferedInputFile(history_csv(rows), filename=EXPORT_FILE),
+            caption=Text(t(lang, "export_caption", count=len(rows))).as_html(),
         )
 
     @router.message(Command("forget"))
@@ -79,13 +82,13 @@ def build_private_router() -> Router:
     async def forget_answer(
         query: CallbackQuery,
         callback_data: ForgetCallback,
-        history: HistoryService,
+        interviews: InterviewService,
         event_update: Update,
         lang: str,
     ) -> None:
         key = "forget_kept"
         if callback_data.confirm:
-            await history.forget(query.from_user.id, event_update.update_id)
+            await forget_user(interviews.sessions, query.from_user.id, event_update.update_id)
             key = "forget_done"
         await query.answer()
         if isinstance(query.message, Message):  # drop the buttons: the question is settled
