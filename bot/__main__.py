@@ -16,7 +16,7 @@ from bot.cli_output import fail
 from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.content_commands import content_check, questions_command, run_content_checks
-from bot.scoring.encoder import MULTILINGUAL_E5
+from bot.scoring.model_names import MULTILINGUAL_E5
 
 if TYPE_CHECKING:
     from bot.scoring.service import ScoringService

@@ -27,11 +27,14 @@ from bot.ops_server import OpsServer
 from bot.priority import bulk_work
 from bot.scoring.service import ScoringService
 from bot.services.daily import DailyService
+from bot.services.history_service import HistoryService
 from bot.services.interviews import InterviewService
+from bot.services.progress_service import ProgressService
 from bot.services.rounds import RoundService
 from bot.services.stats import StatsService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.inbox import UpdateInbox
+from bot.storage.leases import Leases
 from bot.storage.migrations import upgrade_async
 from bot.telegram.daily_scheduler import attach_daily
 from bot.telegram.delivery import Delivery
@@ -65,6 +68,10 @@ class Services:
     rounds: RoundService
     daily: DailyService
     stats: StatsService
+    history: HistoryService  # /export, /forget
+    progress: ProgressService  # /progress, /report
+    leases: Leases  # delivery's outbox leases (webhook replicas), the rounds' group leases
+    clock: Clock  # the one the services run on, for texts relative to now (/review)
     owns_scoring: bool = True
 
     async def close(self) -> None:
@@ -95,6 +102,10 @@ async def build_services(
             sessions, bank, clock=clock, grace=timedelta(hours=settings.daily_grace_hours)
         ),
         build_stats(engine),
+        HistoryService(sessions, bank),
+        ProgressService(sessions, bank, clock=clock),
+        Leases(sessions),
+        clock,
         owns_scoring,
     )
 
@@ -127,8 +138,13 @@ def build_bot(settings: Settings, redis: Redis | None = None) -> Bot:
 
 
 def build_dispatcher(services: Services, delivery: Delivery, settings: Settings) -> Dispatcher:
+    # Each handler names what it needs among these (aiogram's workflow data): a service of its
+    # own, never one reached through another.
     dp = Dispatcher(
         interviews=services.interviews,
+        history=services.history,
+        progress=services.progress,
+        clock=services.clock,
         delivery=delivery,
         stats=services.stats,
         admin_ids=frozenset(settings.admin_ids),
@@ -214,10 +230,12 @@ async def run_bot(
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
     bot = build_bot(settings, redis)  # validates the token before the slow start-up
     services = await build_services(settings, scoring, clock or utcnow)
-    # Webhook replicas may handle one person's updates side by side: their flushes take turns.
-    delivery = Delivery(bot, services.interviews, replicas=settings.bot_mode == "webhook")
+    # Webhook replicas may handle one person's updates side by side: their flushes take turns
+    # through the database's leases; a polling bot is the only one that flushes.
+    leases = services.leases if settings.bot_mode == "webhook" else None
+    delivery = Delivery(bot, services.interviews, leases)
     dp = build_dispatcher(services, delivery, settings)
-    rounds = attach_rounds(dp, bot, services.rounds, settings, redis)
+    rounds = attach_rounds(dp, bot, services.rounds, services.leases, settings, redis)
     daily = attach_daily(dp, bot, services.daily, settings)
     ops: OpsServer | None = None
     regrading: asyncio.Task[None] | None = None

@@ -301,7 +301,7 @@ class _Formatter(string.Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         if "|" in format_spec:
             return plural(self.lang, int(value), format_spec)  # type: ignore[call-overload]
-        return super().format_field(value, format_spec)
+        return format(value, format_spec)  # string.Formatter's own, typed
 
 
 def topic_name(lang: str, topic: str) -> str:

@@ -57,7 +57,7 @@ async def _refresh_from_database(engine: AsyncEngine) -> None:
             .where(ReceivedUpdate.failed_at >= utcnow() - timedelta(days=1))
         )
     for status in DeliveryStatus:
-        DAILY_DELIVERIES.labels(status.value).set(int(counts.get(status.value, 0)))
+        DAILY_DELIVERIES.labels(status.value).set(int(counts.get(status, 0)))
     OPEN_ROUNDS.set(int(rounds or 0))
     FAILED_UPDATES.set(int(failed or 0))
 

@@ -8,16 +8,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.clock import utcnow
 from bot.config import Settings
+from bot.content.schema import Language, Level
 from bot.i18n import t
 from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args, parse_review_args
 from bot.services.interviews import MAX_COUNT, AnswerOutcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
-from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
-from bot.services.readiness import load_readiness
+from bot.services.progress_service import ProgressService
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -56,18 +55,18 @@ REPLIES = {
 def render_plain(item: OutboxItem, lang: str) -> str:
     """The same layout as in Telegram (bot/telegram/rendering.py), as plain text."""
     if isinstance(item, QuestionItem):
-        return "\n" + render_question(item, lang, hint=False).as_kwargs()["text"] + "\n"
+        return "\n" + render_question(item, lang, hint=False).render()[0] + "\n"
     if isinstance(item, FeedbackItem):
         parts = render_feedback(item, lang, expandable=False)
-        return "\n\n".join(part.as_kwargs()["text"] for part in parts)
+        return "\n\n".join(part.render()[0] for part in parts)
     assert isinstance(item, SummaryItem)
-    return "\n" + render_summary(item, lang).as_kwargs()["text"]
+    return "\n" + render_summary(item, lang).render()[0]
 
 
 async def practice(
     settings: Settings,
-    lang: str,
-    level: str | None,
+    lang: Language,
+    level: Level | None,
     count: int | None,
     read: Callable[[], str | None] | None = None,
     write: Callable[[str], None] = print,
@@ -87,7 +86,7 @@ async def practice(
         if review:
             due = await service.start_review(PRACTICE_USER, PRACTICE_USER, count)
             if isinstance(due, ReviewNotDue):
-                write(not_due_text(due, service.clock(), lang))
+                write(not_due_text(due, services.clock(), lang))
                 return 0
             write(started_text(due, lang))
         else:
@@ -122,7 +121,7 @@ async def practice(
         await services.close()
 
 
-def parse_practice_args(args: list[str], review: bool = False) -> tuple[str | None, int | None]:
+def parse_practice_args(args: list[str], review: bool = False) -> tuple[Level | None, int | None]:
     """`[junior|middle|senior] [N]`; with --review only `[N]`."""
     try:
         if review:
@@ -135,7 +134,7 @@ def parse_practice_args(args: list[str], review: bool = False) -> tuple[str | No
 
 async def show_progress(
     settings: Settings,
-    lang: str,
+    lang: Language,
     out: Path,
     user_id: int = PRACTICE_USER,
     write: Callable[[str], None] = print,
@@ -153,17 +152,19 @@ async def show_progress(
     engine = create_engine(settings.database_url)
     try:
         sessions = create_session_factory(engine)
-        summary = await load_progress(sessions, bank, user_id, lang, utcnow().date())
+        # Only what this command reads: no model, so not build_services (bot/app.py).
+        progress = ProgressService(sessions, bank)
+        summary = await progress.progress(user_id, lang)
         async with sessions() as session:
             user = await session.get(User, user_id)
-        level = user.level if user else "junior"
-        report = await load_readiness(sessions, bank, user_id, lang, level)
+        level = user.level if user else Level.junior
+        report = await progress.readiness(user_id, lang, level)
     finally:
         await engine.dispose()
     write(render_progress_text(summary, lang))
     if summary.is_empty:
         return 0
-    write("\n" + render_report(report, lang).as_kwargs()["text"])
+    write("\n" + render_report(report, lang).render()[0])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(await asyncio.to_thread(render_progress_chart, summary, lang))
     write(t(lang, "progress.chart_file", path=str(out.resolve())))

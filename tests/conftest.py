@@ -19,6 +19,7 @@ os.environ["EMBEDDING_MODEL"] = "bundled"
 
 from bot.content.loader import QuestionBank, load_bank
 from bot.scoring.grader import Grader
+from bot.scoring.host_config import HostConfig
 from bot.scoring.service import ScoringService
 from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.migrations import upgrade
@@ -45,7 +46,7 @@ def scoring(bank: QuestionBank, vector_cache: Path) -> Iterator[ScoringService]:
     """One model for the whole run, warm before the first test starts its clock: every bank
     vector and the calibration are computed (or read from `vector_cache`) here, not inside
     whichever test happens to grade first."""
-    service = ScoringService(bank, "bundled", "cpu", cache_dir=vector_cache)
+    service = ScoringService(bank, HostConfig("bundled", "cpu", cache_dir=vector_cache))
     service.host.load(warm=True)
     yield service
     service.close()
@@ -63,7 +64,7 @@ def default_grader(bank: QuestionBank, vector_cache: Path) -> Iterator[Grader]:
     the whole bank with the larger model."""
     from bot.config import DEFAULT_MODEL
 
-    service = ScoringService(bank, DEFAULT_MODEL, "cpu", cache_dir=vector_cache)
+    service = ScoringService(bank, HostConfig(DEFAULT_MODEL, "cpu", cache_dir=vector_cache))
     yield service.grader()
     service.close()
 

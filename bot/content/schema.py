@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-LANGUAGES = ("ru", "en")
+# The bot's languages: every text of the bank, of the bot, and every stored language is one.
+Language = Literal["ru", "en"]
+LANGUAGES: tuple[Language, ...] = ("ru", "en")
 
 
 class Level(StrEnum):

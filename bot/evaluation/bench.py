@@ -20,6 +20,7 @@ from bot.config import Settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
 from bot.evaluation.datasets import load_bank_eval
+from bot.scoring.host_config import HostConfig
 from bot.scoring.model_host import peak_rss_mib
 from bot.scoring.service import ScoringService, grader_options
 
@@ -32,19 +33,18 @@ def _jobs(settings: Settings, bank: QuestionBank) -> list[Job]:
 
 
 def _service(settings: Settings, bank: QuestionBank, cache: Path, max_batch: int) -> ScoringService:
-    return ScoringService(
-        bank,
+    config = HostConfig(
         settings.embedding_model,
         settings.embedding_device,
         cache_dir=cache,
-        max_batch=max_batch,
         options=grader_options(settings),
         model_cache_dir=settings.model_cache_dir,
         precision=settings.embedding_precision,
-        worker=settings.grader_worker,  # as the bot runs it
         threads=settings.grader_threads,
         background_warm=True,
     )
+    # The grading process (or thread) as the bot runs it.
+    return ScoringService(bank, config, max_batch, worker=settings.grader_worker)
 
 
 async def _startup(settings: Settings, bank: QuestionBank, cache: Path, job: Job) -> float:

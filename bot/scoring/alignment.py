@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from bot.scoring.encoder import WORDPIECE, PieceConvention, TokenVectors
+from bot.scoring.token_pieces import WORDPIECE, PieceConvention, TokenVectors
 
 _STOP_WORDS_TEXT = (
     "a an the of to in on at by for with from as is are was were be been being it its this that "

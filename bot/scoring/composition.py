@@ -15,6 +15,7 @@ from bot.scoring.pitfalls import PitfallHit, by_head, by_rule
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP, Neighbour
 from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead
 from bot.scoring.text import admits_not_knowing, is_hedged, named_terms, overlap, reports_belief
+from bot.verdicts import Verdict
 
 # Thresholds on calibrated cosine similarity (on all-MiniLM-L6-v2's scale: grader.py,
 # UNRELATED_TARGET); docs/grading.md says how they were chosen.
@@ -54,7 +55,7 @@ def no_answer(question: Question, language: str) -> GradeResult:
         question_id=question.id,
         language=language,
         score=0.0,
-        verdict="no-answer",
+        verdict=Verdict.no_answer,
         points=[PointResult(k.id, False, 0.0, None) for k in question.key_points],
     )
 
@@ -175,9 +176,9 @@ def compose(
         language=language,
         score=score,
         verdict=(
-            "off-topic"
+            Verdict.off_topic
             if off_topic or other is not None
-            else "weak"
+            else Verdict.weak
             if pitfalls and score == 0  # it said something, and it was wrong
             else verdict_for(score)
         ),

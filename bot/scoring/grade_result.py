@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from bot.scoring.pitfalls import PitfallHit
+from bot.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class GradeResult:
     question_id: str
     language: str
     score: float
-    verdict: str
+    verdict: Verdict
     points: list[PointResult] = field(default_factory=list)
     pitfalls: list[PitfallHit] = field(default_factory=list)
     # Close to a documented misconception, but not close enough to say so: shown as worth
@@ -58,13 +59,13 @@ class GradeResult:
         }
 
 
-def verdict_for(score: float) -> str:
+def verdict_for(score: float) -> Verdict:
     if score >= 8.5:
-        return "excellent"
+        return Verdict.excellent
     if score >= 7.0:
-        return "good"
+        return Verdict.good
     if score >= 4.0:
-        return "partial"
+        return Verdict.partial
     if score > 0:
-        return "weak"
-    return "no-answer"
+        return Verdict.weak
+    return Verdict.no_answer

@@ -114,9 +114,10 @@ class Grader:
         if not self.options.calibration:
             return sims
         table = self.baseline()
-        base = table[unit_langs[:, None], ref_langs[None, :]]
+        base: np.ndarray = table[unit_langs[:, None], ref_langs[None, :]]
         target = UNRELATED_TARGET
-        return (sims - base) / (1.0 - base) * (1.0 - target) + target
+        calibrated: np.ndarray = (sims - base) / (1.0 - base) * (1.0 - target) + target
+        return calibrated
 
     def _encode_pair(self, items: list[tuple[str, str]]) -> np.ndarray:
         ru = self.encoder.encode([r for r, _ in items], remember=True)
@@ -311,7 +312,8 @@ class Grader:
             self._calibrate(unit_vectors @ refs[lang].T, unit_langs, np.full(refs.shape[1], lang))
             for lang in (0, 1)
         ]
-        return np.maximum(per_lang[0], per_lang[1])
+        best: np.ndarray = np.maximum(per_lang[0], per_lang[1])  # a ufunc: typed Any
+        return best
 
     def _reference_sims(
         self, unit_vectors: np.ndarray, unit_langs: np.ndarray, qv: QuestionVectors

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from bot.content.loader import QuestionBank
 from bot.content.schema import Question
-from bot.scoring.encoder import Encoder, resolve_device, resolve_precision
+from bot.scoring.device import resolve_device, resolve_precision
+from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult
 from bot.scoring.grader import Grader
+from bot.scoring.host_config import HostConfig
 from bot.scoring.options import GraderOptions
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.relevance_net.model import load_relevance_model
@@ -57,59 +59,41 @@ class ModelHost:
     """Loads lazily, on the first call that needs the grader; not thread-safe: one thread (or
     the grading process's one worker) calls it."""
 
-    def __init__(
-        self,
-        bank: QuestionBank,
-        model: str,
-        device: str,
-        cache_dir: Path | None = None,
-        options: GraderOptions | None = None,
-        model_cache_dir: Path | None = None,
-        precision: str = "auto",
-        threads: int | None = None,
-        embeddings_url: str | None = None,
-        background_warm: bool = False,
-    ):
-        """See ScoringService: the same arguments, less the queue's."""
+    def __init__(self, bank: QuestionBank, config: HostConfig):
+        """`config`: the same value the service holds and the grading process is sent."""
         self.bank = bank
-        self._model = model
-        self._device = device
-        self._cache_dir = cache_dir
-        self._options = options
-        self._model_cache_dir = model_cache_dir
-        self._precision = precision
-        self._threads = threads
-        self._embeddings_url = embeddings_url
-        self._background_warm = background_warm
+        self.config = config
         self._grader: Grader | None = None
         self._reference: ReferenceGrader | None = None
         self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
 
     def cache_path(self, device: str | None = None) -> Path | None:
         """The file of the bank's vectors for this model, device and bank; None: no cache."""
-        if self._cache_dir is None:
+        config = self.config
+        if config.cache_dir is None:
             return None
-        device = device or resolve_device(self._device)
+        device = device or resolve_device(config.device)
         # bf16 and fp16 vectors differ from fp32 ones in the fourth decimal: not shared.
-        arithmetic = f"{device}/{resolve_precision(self._precision, device)}"
-        return cache_file(self._cache_dir, self._model, arithmetic, self.bank.content_hash)
+        arithmetic = f"{device}/{resolve_precision(config.precision, device)}"
+        return cache_file(config.cache_dir, config.model, arithmetic, self.bank.content_hash)
 
     def load(self, warm: bool) -> Grader:
         if self._grader is None:
+            config = self.config
             # Loading and the bank's warm-up come before the bot serves anyone: every core.
-            set_cpu_threads(None if self._threads is None else os.cpu_count() or 1)
+            set_cpu_threads(None if config.threads is None else os.cpu_count() or 1)
             encoder: Encoder
-            if self._embeddings_url:
-                encoder = RemoteEncoder(self._embeddings_url, self._model)
+            if config.embeddings_url:
+                encoder = RemoteEncoder(config.embeddings_url, config.model)
                 path = None  # the server computes the bank in one pass at start
-                stance_device = resolve_device(self._device)
-                stance_precision = resolve_precision(self._precision, stance_device)
+                stance_device = resolve_device(config.device)
+                stance_precision = resolve_precision(config.precision, stance_device)
             else:
                 encoder = Encoder(
-                    self._model,
-                    self._device,
-                    model_cache_dir=self._model_cache_dir,
-                    precision=self._precision,
+                    config.model,
+                    config.device,
+                    model_cache_dir=config.model_cache_dir,
+                    precision=config.precision,
                 )
                 path = self.cache_path(encoder.device)
                 stance_device = encoder.device
@@ -122,12 +106,12 @@ class ModelHost:
             cached = len(encoder.remembered())
             # The pair models run where the encoder does (or, with a remote encoder, where it
             # would), each only where it was trained from this embedding model.
-            options = self._options or GraderOptions()
-            where = (self._model, None, self._model_cache_dir, stance_device, stance_precision)
+            options = config.options or GraderOptions()
+            where = (config.model, None, config.model_cache_dir, stance_device, stance_precision)
             stance = load_stance_model(*where) if options.stance else None
             relevance = load_relevance_model(*where) if options.relevance else None
-            grader = Grader(encoder, list(self.bank), self._options, stance, relevance)
-            if warm and cold and self._background_warm:
+            grader = Grader(encoder, list(self.bank), config.options, stance, relevance)
+            if warm and cold and config.background_warm:
                 # Every grade needs the calibration (all key points, about a quarter of the
                 # bank); the rest follows a question at a time (`warm_step`).
                 print(PREPARING_BACKGROUND, file=sys.stderr, flush=True)
@@ -140,7 +124,7 @@ class ModelHost:
                 grader.baseline()
                 if path is not None and len(encoder.remembered()) > cached:
                     save_vectors(path, encoder.remembered())
-            set_cpu_threads(self._threads)
+            set_cpu_threads(config.threads)
             self._grader = grader
         return self._grader
 

@@ -36,9 +36,10 @@ class PackedLinear(torch.nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.ops.mkldnn._linear_pointwise(
+        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(  # torch.ops: untyped
             x.to(torch.bfloat16), self.packed, self.bias, "none", [], ""
         )
+        return out
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, packed bf16"

@@ -18,9 +18,11 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.alignment import coverage, question_words
-from bot.scoring.encoder import Encoder, TokenVectors
+from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult, PointResult, verdict_for
 from bot.scoring.text import detect_language, is_dont_know, normalize, split_units, words
+from bot.scoring.token_pieces import TokenVectors
+from bot.verdicts import Verdict
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -169,7 +171,7 @@ class ReferenceGrader:
                         question_id=question_id,
                         language=language,
                         score=0.0,
-                        verdict="no-answer",
+                        verdict=Verdict.no_answer,
                         points=[
                             PointResult(f"r{i + 1}", False, 0.0, None)
                             for i in range(len(sentences))
@@ -207,7 +209,7 @@ class ReferenceGrader:
                     question_id=question_id,
                     language=language,
                     score=score,
-                    verdict=verdict_for(score) if score > 0 else "off-topic",
+                    verdict=verdict_for(score) if score > 0 else Verdict.off_topic,
                     points=points,
                     similarity=raw,
                     relevance=raw,

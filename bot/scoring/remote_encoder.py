@@ -19,7 +19,9 @@ from threading import Lock
 
 import numpy as np
 
-from bot.scoring.encoder import Encoder, Span, TokenVectors, query_prefix
+from bot.scoring.encoder import Encoder, Span
+from bot.scoring.model_names import query_prefix
+from bot.scoring.token_pieces import TokenVectors
 
 # Texts per request. TEI refuses a request over its --max-client-batch-size with 413 (default 32),
 # so the client asks GET /info for the server's limit, sends at most 32 when it cannot tell, never
@@ -99,7 +101,8 @@ class RemoteEncoder(Encoder):
                 progress(len(chunk))
         result = np.concatenate(parts) if parts else np.zeros((0, self.dimension), np.float32)
         norms = np.linalg.norm(result, axis=1, keepdims=True)
-        return result / np.maximum(norms, 1e-12)
+        unit: np.ndarray = result / np.maximum(norms, 1e-12)  # numpy's ufuncs return Any
+        return unit
 
     def encode_tokens(self, texts: list[str], remember: bool = False) -> list[TokenVectors]:
         raise EmbeddingServiceError(

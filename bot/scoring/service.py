@@ -37,6 +37,8 @@ from bot.priority import current_priority
 from bot.scoring import worker as grading_worker
 from bot.scoring.grade_result import GradeResult
 from bot.scoring.grader import Grader
+from bot.scoring.host_config import HostConfig
+from bot.scoring.host_config import grader_options as grader_options  # the CLI tools' import
 from bot.scoring.model_host import Job, ModelHost
 from bot.scoring.options import GraderOptions
 from bot.scoring.reference import ReferenceGrader
@@ -55,51 +57,20 @@ class _Entry:
     future: asyncio.Future[GradeResult]
 
 
-def grader_options(settings: Settings) -> GraderOptions:
-    return GraderOptions(
-        encode_whole=settings.grader_whole_answer_pass,
-        one_pass=settings.grader_one_pass,
-        stance=settings.grader_stance,
-        relevance=settings.grader_relevance,
-    )
-
-
 class ScoringService:
     def __init__(
         self,
         bank: QuestionBank,
-        model: str,
-        device: str,
-        cache_dir: Path | None = None,
+        config: HostConfig,
         max_batch: int = 64,
-        options: GraderOptions | None = None,
-        model_cache_dir: Path | None = None,
-        precision: str = "auto",
         worker: Worker = "thread",
-        threads: int | None = None,
-        embeddings_url: str | None = None,
-        background_warm: bool = False,
     ):
-        """`embeddings_url`: vectors from an embedding server (TEI's API) instead of a model
-        loaded here; the grading around them stays in this service. `background_warm`: with no
-        stored vectors, `start()` computes only what every grade needs (the calibration, from
-        all key points) and the rest of the bank afterwards, a question at a time whenever no
-        grade is waiting, then stores it (the bot; the CLI tools warm everything first)."""
-        # What a grading process needs to build the same host.
-        self._config: dict[str, Any] = {
-            "bank": bank,
-            "model": model,
-            "device": device,
-            "cache_dir": cache_dir,
-            "options": options,
-            "model_cache_dir": model_cache_dir,
-            "precision": precision,
-            "threads": threads,
-            "embeddings_url": embeddings_url,
-            "background_warm": background_warm,
-        }
+        """The queue around a model host built from `config` (the one value both hosts, this
+        process's and the grading process's, are built from: bot/scoring/host_config.py says
+        what each setting means); `max_batch` and `worker` are the queue's own."""
+        self.config = config  # what a grading process is sent to build the same host
         # This process's host: the worker thread's, and the CLI's blocking calls'.
-        self.host = ModelHost(**self._config)
+        self.host = ModelHost(bank, config)
         self.worker = worker
         self._pool: ProcessPoolExecutor | None = None
         self._warming: Future[Any] | None = None  # a warm-up begun by prestart()
@@ -127,17 +98,9 @@ class ScoringService:
         this process, on every core (the CLI tools)."""
         return cls(
             bank,
-            settings.embedding_model,
-            settings.embedding_device,
-            cache_dir=settings.embedding_cache_dir,
+            HostConfig.from_settings(settings, options, serving),
             max_batch=settings.grader_max_batch,
-            options=options or grader_options(settings),
-            model_cache_dir=settings.model_cache_dir,
-            precision=settings.embedding_precision,
             worker=settings.grader_worker if serving else "thread",
-            threads=settings.grader_threads if serving else None,
-            embeddings_url=settings.embeddings_url,
-            background_warm=serving,
         )
 
     # --- where the model runs -----------------------------------------------------------------
@@ -151,7 +114,8 @@ class ScoringService:
                 initializer=grading_worker.start,
                 initargs=(
                     ModelHost,
-                    self._config,
+                    self.bank,
+                    self.config,
                     os.getpid(),
                     logging.getLogger().getEffectiveLevel(),
                 ),

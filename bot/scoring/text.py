@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from bot.content.schema import Language
+
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=:)\s+(?=[-•*])")
@@ -60,7 +62,7 @@ _CODE_LITERAL = re.compile(r"(?i:[=(]\s*(?:false|none)\b)|(?<=.)\b(?:False|None)
 
 
 @lru_cache(maxsize=8192)  # pure; asked of every sentence several times per grade
-def detect_language(text: str) -> str:
+def detect_language(text: str) -> Language:
     """'ru' when Cyrillic letters dominate, else 'en'."""
     cyr = len(_CYRILLIC.findall(text))
     lat = len(_LATIN.findall(text))

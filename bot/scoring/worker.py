@@ -14,21 +14,31 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.content.loader import QuestionBank
+    from bot.scoring.host_config import HostConfig
 
 _host: Any = None
 
 
-def start(factory: Callable[..., Any], config: dict[str, Any], parent: int, log_level: int) -> None:
-    """Runs once in the child: builds the host there with `factory(**config)` (the parent
-    passes its class, so this module needs no import of it). The parent owns Ctrl+C and
-    shutdown, and an orphan (its parent was killed) exits instead of holding the model's
-    memory."""
+def start(
+    factory: Callable[[QuestionBank, HostConfig], Any],
+    bank: QuestionBank,
+    config: HostConfig,
+    parent: int,
+    log_level: int,
+) -> None:
+    """Runs once in the child: builds the host there with `factory(bank, config)`, from the
+    same HostConfig as the parent's own host (the parent passes the host's class, so this
+    module needs no import of it). The parent owns Ctrl+C and shutdown, and an orphan (its
+    parent was killed) exits instead of holding the model's memory."""
     global _host
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
-    _host = factory(**config)
+    _host = factory(bank, config)
 
 
 def call(method: Callable[..., Any], *args: Any) -> Any:

@@ -10,13 +10,13 @@ class UsageError(ValueError):
     """The arguments do not fit the command's usage line."""
 
 
-def parse_interview_args(args: str | None) -> tuple[str | None, int | None]:
+def parse_interview_args(args: str | None) -> tuple[Level | None, int | None]:
     """`[junior|middle|senior] [N]` in either order; raises UsageError otherwise."""
-    level: str | None = None
+    level: Level | None = None
     count: int | None = None
     for token in (args or "").lower().split():
         if token in Level.__members__ and level is None:
-            level = token
+            level = Level(token)
         elif (number := _number(token)) is not None and count is None and 1 <= number <= MAX_COUNT:
             count = number
         else:

@@ -17,8 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import aware
 from bot.content.loader import QuestionBank
+from bot.content.schema import Language
 from bot.services.quiz import option_text
 from bot.storage.models import Answer, RoundAnswer, RoundQuestion
+from bot.verdicts import Verdict
 
 QUIZ = "quiz"  # HistoryRow.where of a quiz-poll vote
 COLUMNS = ("date_utc", "where", "question_id", "question", "level", "score", "verdict", "answer")
@@ -30,9 +32,9 @@ class HistoryRow:
     where: str  # private | group | quiz (a vote in a group's quiz poll)
     question_id: str
     question: str  # in the user's language; empty for a question no longer in the bank
-    level: str
+    level: str  # empty for a question no longer in the bank
     score: float | None  # None: not graded (yet), or a quiz vote
-    verdict: str | None  # a quiz vote: correct | wrong
+    verdict: Verdict | None  # a quiz vote: correct | wrong
     answer: str  # a quiz vote: the chosen option's short answer in the user's language
 
     @property
@@ -40,7 +42,7 @@ class HistoryRow:
         return self.where == QUIZ
 
 
-def _chosen_option(bank: QuestionBank, options: list[str], text: str, lang: str) -> str:
+def _chosen_option(bank: QuestionBank, options: list[str], text: str, lang: Language) -> str:
     """A vote stores the chosen option's question id as its text (rounds.answers); what the user
     saw and picked is that question's short answer. Empty when it cannot be told any more."""
     option = bank.get(text) if text in options else None
@@ -50,7 +52,7 @@ def _chosen_option(bank: QuestionBank, options: list[str], text: str, lang: str)
 
 
 async def history(
-    sessions: async_sessionmaker[AsyncSession], bank: QuestionBank, user_id: int, lang: str
+    sessions: async_sessionmaker[AsyncSession], bank: QuestionBank, user_id: int, lang: Language
 ) -> list[HistoryRow]:
     async with sessions() as session:
         private = (

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
+from bot.content.schema import Language
 from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
@@ -19,6 +20,7 @@ from bot.services.reviews import record_review
 from bot.storage.models import Answer, AskedQuestion
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, AskStatus
+from bot.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ class InterviewAnswers:
         text: str,
         message_id: int | None = None,
         reply_to: int | None = None,
-        language: str | None = None,
+        language: Language | None = None,
     ) -> tuple[AnswerOutcome, int | None]:
         """Store the answer and grade it. Returns the outcome and the answer id when stored."""
         verdict = accept(text)
@@ -112,7 +114,7 @@ class InterviewAnswers:
             question = self.bank.get(answer.question_id)
             text, language = answer.text, answer.language
         if question is None:  # the question left the bank; close the answer ungraded
-            result_fields: dict[str, object] = {"score": 0.0, "verdict": "retired"}
+            result_fields: dict[str, object] = {"score": 0.0, "verdict": Verdict.retired}
         else:
             result = await self.scoring.grade(question, text, language)
             result_fields = stored_fields(result)

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock
 from bot.content.loader import QuestionBank
+from bot.content.schema import Level
 from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import ANOTHER_QUESTION
 from bot.services.interview_summary import build_summary
@@ -18,6 +19,7 @@ from bot.services.readiness import load_readiness
 from bot.storage.models import Answer, AskedQuestion, Interview
 from bot.storage.repository import Repo
 from bot.storage.statuses import AnswerStatus, InterviewStatus
+from bot.verdicts import Verdict
 
 
 class InterviewOutbox:
@@ -41,7 +43,7 @@ class InterviewOutbox:
                         reply_to=answer.message_id,
                         question=question,
                         score=answer.score or 0.0,
-                        verdict=answer.verdict or "no-answer",
+                        verdict=answer.verdict or Verdict.no_answer,
                         covered=list(answer.covered or []),
                         missed=list(answer.missed or []),
                         pitfalls=list(answer.pitfalls or []),
@@ -74,7 +76,7 @@ class InterviewOutbox:
         if summaries:
             # Read after this session is closed: a second connection taken while holding one
             # deadlocks the pool when many users finish at once.
-            level = user.level if user else "junior"
+            level = user.level if user else Level.junior
             # The summary's line shows counts only, no question text: any language will do.
             report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
             items += [replace(summary, readiness=report) for summary in summaries]

@@ -13,9 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
 from bot.content.loader import QuestionBank
-from bot.content.schema import Level
+from bot.content.schema import Language, Level, Question
 from bot.scoring.service import ScoringService
-from bot.services.interview_answers import AnswerOutcome, InterviewAnswers
+from bot.services.interview_answers import AnswerOutcome as AnswerOutcome  # its callers' import
+from bot.services.interview_answers import InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
@@ -31,15 +32,15 @@ MAX_COUNT = 20
 @dataclass(frozen=True)
 class UserView:
     id: int
-    language: str
-    level: str
+    language: Language
+    level: Level
     is_new: bool = False
 
 
 @dataclass(frozen=True)
 class InterviewStart:
     interview_id: int
-    level: str
+    level: Level
     count: int
     replaced: bool
     replayed: bool = False  # the same /interview message handled again after a restart
@@ -53,7 +54,16 @@ class ReviewNotDue:
     next_due: datetime | None
 
 
-def language_from_code(code: str | None) -> str:
+@dataclass(frozen=True)
+class LaterReview:
+    """The "ask me that question later" button's outcome: the question (the toast quotes it;
+    the handler has no bank of its own) and whether it was added (False: due already)."""
+
+    question: Question
+    added: bool
+
+
+def language_from_code(code: str | None) -> Language:
     return "ru" if (code or "").lower().startswith("ru") else "en"
 
 
@@ -72,13 +82,15 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         self.rng = rng or random.Random()
         self.clock = clock  # tests move it to bring spaced-repetition reviews due
 
-    async def review_later(self, user_id: int, question_id: str) -> bool | None:
+    async def review_later(self, user_id: int, question_id: str) -> LaterReview | None:
         """Put a bank question into the user's reviews, due now (the "ask me that question later"
         button under an answer to another question). None: no such question in the bank."""
-        if self.bank.get(question_id) is None:
+        question = self.bank.get(question_id)
+        if question is None:
             return None
         async with self.sessions() as session, session.begin():
-            return await bring_forward(session, user_id, question_id, self.clock())
+            added = await bring_forward(session, user_id, question_id, self.clock())
+        return LaterReview(question, added)
 
     # --- users -------------------------------------------------------------------------------
 
@@ -97,17 +109,17 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             return UserView(user.id, user.language, user.level) if user else None
 
     async def update_user(
-        self, user_id: int, *, language: str | None = None, level: str | None = None
+        self, user_id: int, *, language: Language | None = None, level: Level | None = None
     ) -> UserView:
         async with self.sessions() as session, session.begin():
             user = await session.get(User, user_id)
             if user is None:
-                user = User(id=user_id, language=language or "en", level=level or "junior")
+                user = User(id=user_id, language=language or "en", level=level or Level.junior)
                 session.add(user)
             if language is not None:
                 user.language = language
             if level is not None:
-                user.level = Level(level).value
+                user.level = Level(level)
             return UserView(user.id, user.language, user.level)
 
     # --- interviews --------------------------------------------------------------------------
@@ -116,7 +128,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         self,
         user_id: int,
         chat_id: int,
-        level: str | None = None,
+        level: Level | None = None,
         count: int | None = None,
         message_id: int | None = None,
     ) -> InterviewStart | None:
@@ -126,7 +138,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             if (same := await self._replayed(repo, user_id, message_id)) is not None:
                 return same
             user = await repo.users.get(user_id)
-            chosen_level = Level(level or (user.level if user else "junior")).value
+            chosen_level = Level(level or (user.level if user else Level.junior))
             wanted = max(1, min(count or DEFAULT_COUNT, MAX_COUNT))
             candidates = self.bank.by_level(chosen_level)
             answered = await repo.answers.answered_question_ids(user_id)
@@ -157,7 +169,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             user = await repo.users.get(user_id)
             replaced = await self._replace_active(repo, user_id)
             chosen = due[: max(1, min(count or MAX_COUNT, MAX_COUNT))]
-            level = user.level if user else Level.junior.value
+            level = user.level if user else Level.junior
             interview = await self._create(session, user_id, chat_id, level, chosen, message_id)
             return InterviewStart(interview.id, level, len(chosen), replaced, review=True)
 
@@ -176,7 +188,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         """Stop the user's running interview, if any: a new one replaces it (no summary)."""
         return await self._end_active(repo, user_id, InterviewStatus.stopped)
 
-    async def _end_active(self, repo: Repo, user_id: int, status: str) -> bool:
+    async def _end_active(self, repo: Repo, user_id: int, status: InterviewStatus) -> bool:
         interview = await repo.interviews.active_for(user_id)
         if interview is None:
             return False
@@ -189,7 +201,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         session: AsyncSession,
         user_id: int,
         chat_id: int,
-        level: str,
+        level: Level,
         question_ids: list[str],
         message_id: int | None,
     ) -> Interview:

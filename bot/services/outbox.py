@@ -11,6 +11,7 @@ from datetime import datetime
 
 from bot.content.schema import Question
 from bot.services.readiness import ReadinessReport
+from bot.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class FeedbackItem:
     reply_to: int | None
     question: Question
     score: float
-    verdict: str
+    verdict: Verdict
     covered: list[str]
     missed: list[str]
     pitfalls: list[str]

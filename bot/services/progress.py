@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
-from bot.content.schema import Level
+from bot.content.schema import Language, Level
 from bot.services.history import HistoryRow, history
 
 RECENT = 5
@@ -18,7 +18,7 @@ RECENT = 5
 
 @dataclass(frozen=True)
 class LevelProgress:
-    level: str  # junior | middle | senior
+    level: Level
     answered: int  # distinct questions of the level with a graded answer
     total: int  # questions of the level in the bank
 
@@ -68,7 +68,7 @@ def summarize(rows: Sequence[HistoryRow], bank: QuestionBank, today: date) -> Pr
 
     levels = tuple(
         LevelProgress(
-            level=level.value,
+            level=level,
             answered=sum(1 for q in bank.by_level(level) if q.id in latest),
             total=len(bank.by_level(level)),
         )
@@ -117,7 +117,7 @@ async def load_progress(
     sessions: async_sessionmaker[AsyncSession],
     bank: QuestionBank,
     user_id: int,
-    lang: str,
+    lang: Language,
     today: date,
 ) -> ProgressSummary:
     return summarize(await history(sessions, bank, user_id, lang), bank, today)

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from bot.content.schema import Language
 from bot.i18n import t, topic_name
 from bot.services.progress import ProgressSummary
 
@@ -38,7 +39,7 @@ def moving_average(values: list[float], window: int = WINDOW) -> list[float]:
     return out
 
 
-def render_progress_chart(summary: ProgressSummary, lang: str) -> bytes:
+def render_progress_chart(summary: ProgressSummary, lang: Language) -> bytes:
     if summary.is_empty:
         raise ValueError("nothing to chart: the summary has no graded answer")
     fig = Figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
@@ -58,7 +59,7 @@ def render_progress_chart(summary: ProgressSummary, lang: str) -> bytes:
     return out.getvalue()
 
 
-def _scores(ax: Axes, summary: ProgressSummary, lang: str) -> None:
+def _scores(ax: Axes, summary: ProgressSummary, lang: Language) -> None:
     when = mdates.date2num([w for w, _ in summary.points])  # days, UTC: what the axis plots
     scores = [s for _, s in summary.points]
     # Fewer, fainter dots once there are many, so the average line stays visible.
@@ -95,7 +96,7 @@ def _scores(ax: Axes, summary: ProgressSummary, lang: str) -> None:
     )  # fmt: skip
 
 
-def _topics(ax: Axes, summary: ProgressSummary, lang: str, slots: int) -> None:
+def _topics(ax: Axes, summary: ProgressSummary, lang: Language, slots: int) -> None:
     topics = summary.topics[:TOPICS_SHOWN]
     names = [topic_name(lang, p.topic) for p in topics]
     values = [p.mastery for p in topics]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from bot.content.loader import QuestionBank
-from bot.content.schema import Question
+from bot.content.schema import Language, Level, Question
 from bot.services.text_clip import clip
 
 OPTIONS = 4
@@ -15,7 +15,7 @@ EXPLANATION_LIMIT = 200  # Telegram: quiz explanation, 0-200 characters
 QUIZ_SECONDS = 30
 
 
-def quiz_questions(bank: QuestionBank, level: str) -> list[Question]:
+def quiz_questions(bank: QuestionBank, level: Level) -> list[Question]:
     return [q for q in bank.by_level(level) if q.short_answer is not None]
 
 
@@ -36,11 +36,11 @@ def build_options(
     return ids, ids.index(question.id)
 
 
-def option_text(question: Question, lang: str) -> str:
+def option_text(question: Question, lang: Language) -> str:
     assert question.short_answer is not None
     return clip(question.short_answer.get(lang), OPTION_LIMIT)
 
 
-def explanation(question: Question, lang: str) -> str:
+def explanation(question: Question, lang: Language) -> str:
     """Shown by Telegram after a wrong answer: the right short answer, within 200 characters."""
     return clip(f"✅ {option_text(question, lang)}", EXPLANATION_LIMIT)

@@ -14,7 +14,7 @@ from enum import StrEnum
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.content.loader import QuestionBank
-from bot.content.schema import Frequency, Level, Question
+from bot.content.schema import Frequency, Language, Level, Question
 from bot.services.history import HistoryRow, history
 
 # A question interviewers ask almost always weighs three times one they ask sometimes.
@@ -172,8 +172,8 @@ async def load_readiness(
     sessions: async_sessionmaker[AsyncSession],
     bank: QuestionBank,
     user_id: int,
-    lang: str,
-    user_level: Level | str,
+    lang: Language,
+    user_level: Level,
 ) -> ReadinessReport:
     rows = await history(sessions, bank, user_id, lang)
     return readiness(bank, latest_scores(rows), user_level)

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import utcnow
 from bot.storage.models import Lease, ReceivedUpdate
+from bot.storage.results import rowcount
 
 # Telegram keeps an unconfirmed update for 24 hours; a handled one is kept as long, so a
 # redelivered copy is recognised instead of handled twice.
@@ -103,7 +104,7 @@ class UpdateInbox:
                     )
                     .values(claimed_by=holder)
                 )
-                if won.rowcount:  # type: ignore[attr-defined]
+                if rowcount(won):
                     taken.append((update_id, payload))
             return taken
 
@@ -146,4 +147,4 @@ class UpdateInbox:
             result = await session.execute(
                 delete(ReceivedUpdate).where(ReceivedUpdate.handled_at < utcnow() - KEEP_HANDLED)
             )
-            return int(getattr(result, "rowcount", 0) or 0)
+            return rowcount(result)

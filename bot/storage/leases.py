@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.storage.models import Lease
+from bot.storage.results import rowcount
 
 
 @cache
@@ -45,7 +46,7 @@ async def take_lease(
                 .where(Lease.name == name, or_(Lease.holder == holder, Lease.expires_at < now))
                 .values(holder=holder, expires_at=now + ttl)
             )
-            if taken.rowcount:  # type: ignore[attr-defined]
+            if rowcount(taken):
                 return True
             if await session.get(Lease, name) is not None:
                 return False
@@ -71,3 +72,19 @@ async def live_holders(
             select(Lease.name).where(Lease.name.in_(names), Lease.expires_at >= now)
         )
         return set(rows.all())
+
+
+class Leases:
+    """The lease table of one database, for an object that holds leases but nothing else of
+    the database (delivery's `outbox:<user>` leases): it gets this, built once, instead of
+    borrowing some service's session factory."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]):
+        self._sessions = sessions
+
+    async def take(self, name: str, holder: str, ttl: timedelta, now: datetime) -> bool:
+        """Take or renew `name` for `holder` until now + ttl; False if another holds it."""
+        return await take_lease(self._sessions, name, holder, ttl, now)
+
+    async def release(self, name: str, holder: str) -> None:
+        await release_lease(self._sessions, name, holder)

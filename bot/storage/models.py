@@ -1,17 +1,22 @@
 """Database tables. Every schema change comes with an Alembic revision in alembic/versions.
 
-The statuses and how they move are in bot/storage/statuses.py.
+The statuses and how they move are in bot/storage/statuses.py. Languages, levels, verdicts and
+statuses are typed columns over the same VARCHARs as ever (`_choice`, `_language`): read back as
+their types, and refused before they reach the database when not one of their values.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
+from typing import get_args
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
     DateTime,
+    Enum,
     Float,
     ForeignKey,
     Index,
@@ -25,16 +30,19 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from bot.clock import utcnow  # column defaults; interviews.py still imports it from here
+from bot.content.schema import Language, Level
 from bot.storage.statuses import (
     AnswerStatus,
     AskStatus,
     DeliveryStatus,
     InterviewStatus,
+    PrivateFeedback,
     RoundAnswerStatus,
     RoundKind,
     RoundQuestionStatus,
     RoundStatus,
 )
+from bot.verdicts import Verdict
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -45,6 +53,27 @@ NAMING = {
 }
 
 
+def _choice(values: type[StrEnum], length: int) -> Enum:
+    """A StrEnum column stored as its values in a VARCHAR(length), as it always was: no native
+    enum type and no CHECK constraint, so the schema (and Alembic's comparison) is unchanged."""
+    return Enum(
+        values,
+        native_enum=False,
+        validate_strings=True,
+        length=length,
+        values_callable=lambda members: [m.value for m in members],
+    )
+
+
+def _language() -> Enum:
+    """Language is a Literal (what callbacks and the bank take): its values, in a VARCHAR(2)."""
+    return Enum(*get_args(Language), native_enum=False, validate_strings=True, length=2)
+
+
+LEVEL = 10  # the VARCHAR length of every level column
+STATUS = 12  # and of most status columns
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
@@ -53,8 +82,8 @@ class User(Base):
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    language: Mapped[str] = mapped_column(String(2), default="en")
-    level: Mapped[str] = mapped_column(String(10), default="junior")
+    language: Mapped[Language] = mapped_column(_language(), default="en")
+    level: Mapped[Level] = mapped_column(_choice(Level, LEVEL), default=Level.junior)
     first_name: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -65,10 +94,12 @@ class Interview(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
-    level: Mapped[str] = mapped_column(String(10))
+    level: Mapped[Level] = mapped_column(_choice(Level, LEVEL))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
-    status: Mapped[str] = mapped_column(String(12), default=InterviewStatus.active)
+    status: Mapped[InterviewStatus] = mapped_column(
+        _choice(InterviewStatus, STATUS), default=InterviewStatus.active
+    )
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The /interview message that started it: handled again after a restart, it finds this
@@ -96,7 +127,7 @@ class AskedQuestion(Base):
     # reached the chat without its message id being recorded (a kill in between).
     send_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # open -> grading -> answered, or open -> skipped / closed
-    status: Mapped[str] = mapped_column(String(12), default=AskStatus.open)
+    status: Mapped[AskStatus] = mapped_column(_choice(AskStatus, STATUS), default=AskStatus.open)
     asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __table_args__ = (
@@ -116,10 +147,12 @@ class Answer(Base):
     question_id: Mapped[str] = mapped_column(String(80))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
-    language: Mapped[str] = mapped_column(String(2))
-    status: Mapped[str] = mapped_column(String(12), default=AnswerStatus.pending)
+    language: Mapped[Language] = mapped_column(_language())
+    status: Mapped[AnswerStatus] = mapped_column(
+        _choice(AnswerStatus, STATUS), default=AnswerStatus.pending
+    )
     score: Mapped[float | None] = mapped_column(Float)
-    verdict: Mapped[str | None] = mapped_column(String(16))
+    verdict: Mapped[Verdict | None] = mapped_column(_choice(Verdict, 16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
     missed: Mapped[list[str] | None] = mapped_column(JSON)
     pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
@@ -140,8 +173,8 @@ class GroupChat(Base):
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     title: Mapped[str | None] = mapped_column(String(255))
-    language: Mapped[str] = mapped_column(String(2), default="en")
-    level: Mapped[str] = mapped_column(String(10), default="junior")
+    language: Mapped[Language] = mapped_column(_language(), default="en")
+    level: Mapped[Level] = mapped_column(_choice(Level, LEVEL), default=Level.junior)
     allow_everyone: Mapped[bool] = mapped_column(Boolean, default=False)  # not only admins
     active: Mapped[bool] = mapped_column(Boolean, default=True)  # the bot is a member
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -158,12 +191,14 @@ class Round(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(8), default=RoundKind.round)
-    level: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[RoundKind] = mapped_column(_choice(RoundKind, 8), default=RoundKind.round)
+    level: Mapped[Level] = mapped_column(_choice(Level, LEVEL))
     question_ids: Mapped[list[str]] = mapped_column(JSON)
     position: Mapped[int] = mapped_column(Integer, default=0)  # index of the current question
     seconds: Mapped[int] = mapped_column(Integer)  # time per question
-    status: Mapped[str] = mapped_column(String(12), default=RoundStatus.active)
+    status: Mapped[RoundStatus] = mapped_column(
+        _choice(RoundStatus, STATUS), default=RoundStatus.active
+    )
     started_by: Mapped[int | None] = mapped_column(BigInteger)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -196,7 +231,9 @@ class RoundQuestion(Base):
     # Quiz rounds: the ids of the questions whose short answers are the options, and which is right
     options: Mapped[list[str] | None] = mapped_column(JSON)
     correct_option: Mapped[int | None] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(12), default=RoundQuestionStatus.open)
+    status: Mapped[RoundQuestionStatus] = mapped_column(
+        _choice(RoundQuestionStatus, STATUS), default=RoundQuestionStatus.open
+    )
     deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # set when posted
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -220,16 +257,18 @@ class RoundAnswer(Base):
     name: Mapped[str] = mapped_column(String(128))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
-    language: Mapped[str] = mapped_column(String(2))
-    status: Mapped[str] = mapped_column(String(12), default=RoundAnswerStatus.pending)
+    language: Mapped[Language] = mapped_column(_language())
+    status: Mapped[RoundAnswerStatus] = mapped_column(
+        _choice(RoundAnswerStatus, STATUS), default=RoundAnswerStatus.pending
+    )
     score: Mapped[float | None] = mapped_column(Float)
-    verdict: Mapped[str | None] = mapped_column(String(16))
+    verdict: Mapped[Verdict | None] = mapped_column(_choice(Verdict, 16))
     covered: Mapped[list[str] | None] = mapped_column(JSON)
     pitfalls: Mapped[list[str] | None] = mapped_column(JSON)
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Detailed feedback in private, for participants who opted in (statuses.PrivateFeedback)
-    private_feedback: Mapped[str | None] = mapped_column(String(8))
+    private_feedback: Mapped[PrivateFeedback | None] = mapped_column(_choice(PrivateFeedback, 8))
 
     __table_args__ = (UniqueConstraint("round_question_id", "user_id"),)
 
@@ -258,7 +297,7 @@ class DailySubscription(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger)
     local_time: Mapped[str] = mapped_column(String(5))  # "HH:MM" in `timezone`
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")  # IANA name or UTC+HH:MM
-    level: Mapped[str | None] = mapped_column(String(10))  # None: the user's level
+    level: Mapped[Level | None] = mapped_column(_choice(Level, LEVEL))  # None: the user's
     weekdays_only: Mapped[bool] = mapped_column(Boolean, default=False)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     next_due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # UTC
@@ -278,7 +317,9 @@ class DailyDelivery(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger)
     local_date: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD in the user's timezone
     due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    status: Mapped[str] = mapped_column(String(12), default=DeliveryStatus.pending)
+    status: Mapped[DeliveryStatus] = mapped_column(
+        _choice(DeliveryStatus, STATUS), default=DeliveryStatus.pending
+    )
     claim_token: Mapped[str | None] = mapped_column(String(32))
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     question_id: Mapped[str | None] = mapped_column(String(80))

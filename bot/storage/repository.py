@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.content.schema import Language, Level
 from bot.storage.models import Answer, AskedQuestion, Interview, User
+from bot.storage.results import rowcount
 from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 
 
@@ -20,12 +22,12 @@ class UserRepo:
         return await self.session.get(User, user_id)
 
     async def get_or_create(
-        self, user_id: int, language: str, first_name: str | None
+        self, user_id: int, language: Language, first_name: str | None
     ) -> tuple[User, bool]:
         user = await self.get(user_id)
         if user is not None:
             return user, False
-        user = User(id=user_id, language=language, level="junior", first_name=first_name)
+        user = User(id=user_id, language=language, level=Level.junior, first_name=first_name)
         self.session.add(user)
         await self.session.flush()
         return user, True
@@ -122,7 +124,7 @@ class AskedRepo:
         return (before is None or before < message_id) and (after is None or message_id < after)
 
     async def latest_with_status(
-        self, user_id: int, chat_id: int, statuses: tuple[str, ...]
+        self, user_id: int, chat_id: int, statuses: tuple[AskStatus, ...]
     ) -> AskedQuestion | None:
         stmt = (
             select(AskedQuestion)
@@ -172,9 +174,9 @@ class AskedRepo:
             .where(AskedQuestion.id == ask_id, AskedQuestion.status == AskStatus.open)
             .values(status=AskStatus.grading)
         )
-        return result.rowcount == 1  # type: ignore[attr-defined]
+        return rowcount(result) == 1
 
-    async def close_open(self, interview_id: int, status: str) -> None:
+    async def close_open(self, interview_id: int, status: AskStatus) -> None:
         await self.session.execute(
             update(AskedQuestion)
             .where(
@@ -210,7 +212,9 @@ class AnswerRepo:
         stmt = select(Answer).where(Answer.user_id == user_id, Answer.message_id == message_id)
         return await self.session.scalar(stmt.limit(1))
 
-    async def with_status(self, status: str, user_id: int | None = None) -> Sequence[Answer]:
+    async def with_status(
+        self, status: AnswerStatus, user_id: int | None = None
+    ) -> Sequence[Answer]:
         stmt = select(Answer).where(Answer.status == status)
         if user_id is not None:
             stmt = stmt.where(Answer.user_id == user_id)

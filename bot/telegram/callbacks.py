@@ -8,12 +8,12 @@ of reaching a handler or the database driver.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from aiogram.filters.callback_data import CallbackData
 from pydantic import Field
 
-from bot.content.schema import Level
+from bot.content.schema import Language, Level
 
 LATER_ID_LIMIT = 56  # 64 bytes less "later:" and a margin
 
@@ -26,7 +26,7 @@ class LevelCallback(CallbackData, prefix="lvl"):
 
 
 class LanguageCallback(CallbackData, prefix="lang"):
-    lang: Literal["ru", "en"]
+    lang: Language
 
 
 class ForgetCallback(CallbackData, prefix="forget"):

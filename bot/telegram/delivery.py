@@ -13,10 +13,11 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.types import ReplyParameters
 
 from bot.clock import utcnow
+from bot.content.schema import Language
 from bot.priority import Priority, working_at
 from bot.services.interviews import InterviewService
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem
-from bot.storage.leases import new_holder, release_lease, take_lease
+from bot.storage.leases import Leases, new_holder
 from bot.telegram.callbacks import LearningAction
 from bot.telegram.keyboards import later_keyboard, learning_keyboard, question_keyboard
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -35,52 +36,52 @@ class Delivery:
         self,
         bot: Bot,
         interviews: InterviewService,
-        replicas: bool = False,
+        leases: Leases | None = None,
         lease: timedelta = OUTBOX_LEASE,
         renewal: timedelta = LEASE_RENEWAL,
     ):
-        """`replicas`: other processes may flush the same user (webhook replicas), so a flush
-        also holds the user's `outbox:<id>` lease in the database, renewed while it runs."""
+        """`leases`: other processes may flush the same user (webhook replicas), so a flush
+        also holds the user's `outbox:<id>` lease in the database, renewed while it runs; None:
+        this process is the only one that flushes (polling), the in-process lock suffices."""
         self.bot = bot
         self.interviews = interviews
-        self.replicas = replicas
+        self.leases = leases
         self.lease = lease
         self.renewal = renewal
         self.holder = new_holder()
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    async def flush(self, user_id: int, lang: str | None = None) -> None:
+    async def flush(self, user_id: int, lang: Language | None = None) -> None:
         """Send everything owed to the user. One flush per user at a time: no double sends."""
         if lang is None:
             user = await self.interviews.user(user_id)
             lang = user.language if user else "en"
         async with self._locks[user_id]:
-            if not self.replicas:
+            leases = self.leases
+            if leases is None:
                 await self._flush(user_id, lang)
                 return
             name = f"outbox:{user_id}"
             # Wait for a flush on another replica: it may have read the outbox before this
             # replica's new item, so skipping would leave that item unsent.
-            while not await take_lease(self.interviews.sessions, name, self.holder,
-                                       self.lease, utcnow()):  # fmt: skip
+            while not await leases.take(name, self.holder, self.lease, utcnow()):
                 await asyncio.sleep(0.05)
-            heartbeat = asyncio.create_task(self._renew(name))
+            heartbeat = asyncio.create_task(self._renew(leases, name))
             try:
                 await self._flush(user_id, lang)
             finally:
                 heartbeat.cancel()
-                await release_lease(self.interviews.sessions, name, self.holder)
+                await leases.release(name, self.holder)
 
-    async def _renew(self, name: str) -> None:
+    async def _renew(self, leases: Leases, name: str) -> None:
         """Keep the lease while the flush runs; a replica that dies stops renewing it."""
         while True:
             await asyncio.sleep(self.renewal.total_seconds())
-            if not await take_lease(self.interviews.sessions, name, self.holder, self.lease,
-                                    utcnow()):  # fmt: skip
+            if not await leases.take(name, self.holder, self.lease, utcnow()):
                 log.warning("lost the lease %s mid-flush (this replica stalled)", name)
                 return
 
-    async def _flush(self, user_id: int, lang: str) -> None:
+    async def _flush(self, user_id: int, lang: Language) -> None:
         replied = False
         for item in await self.interviews.outbox(user_id):
             # Under load the send budget goes to others' feedback before this next question:
@@ -91,7 +92,7 @@ class Delivery:
             await self.interviews.mark_sent(item, message_id)
             replied = replied or isinstance(item, FeedbackItem)
 
-    async def _send(self, item: OutboxItem, lang: str) -> int | None:
+    async def _send(self, item: OutboxItem, lang: Language) -> int | None:
         try:
             if isinstance(item, QuestionItem):
                 await self.interviews.begin_send(item)

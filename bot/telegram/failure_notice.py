@@ -12,6 +12,7 @@ from aiogram.types import ReplyParameters, Update
 from aiogram.utils.formatting import Text
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.interviews import InterviewService, language_from_code
 
@@ -47,7 +48,7 @@ class FailureNotice:
         except TelegramAPIError as exc:  # blocked, chat gone: the failure is recorded anyway
             log.warning("could not send the failure notice to chat %s: %s", context.chat.id, exc)
 
-    async def _language(self, user_id: int, code: str | None) -> str:
+    async def _language(self, user_id: int, code: str | None) -> Language:
         """The language the person chose (/settings), else their Telegram app's."""
         if self.interviews is not None:
             try:

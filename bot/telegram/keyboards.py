@@ -8,7 +8,7 @@ from aiogram.filters.callback_data import CallbackData
 from aiogram.types import InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot.content.schema import Level
+from bot.content.schema import LANGUAGES, Language, Level
 from bot.i18n import t
 from bot.telegram.callbacks import (
     LATER_ID_LIMIT,
@@ -29,24 +29,24 @@ def _mark(selected: bool) -> str:
 
 
 def _add_levels(
-    builder: InlineKeyboardBuilder, current: str | None, payload: Callable[[Level], CallbackData]
+    builder: InlineKeyboardBuilder, current: Level | None, payload: Callable[[Level], CallbackData]
 ) -> None:
     for level in Level:
-        text = _mark(level.value == current) + level.value
+        text = _mark(level == current) + level.value
         builder.button(text=text, callback_data=payload(level))
 
 
-def level_keyboard(current: str | None = None) -> InlineKeyboardMarkup:
+def level_keyboard(current: Level | None = None) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     _add_levels(builder, current, lambda level: LevelCallback(level=level))
     builder.adjust(3)
     return builder.as_markup()
 
 
-def settings_keyboard(lang: str, level: str) -> InlineKeyboardMarkup:
+def settings_keyboard(lang: Language, level: Level) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     _add_levels(builder, level, lambda value: LevelCallback(level=value))
-    for code in ("ru", "en"):
+    for code in LANGUAGES:
         builder.button(
             text=_mark(code == lang) + t(lang, f"btn.lang.{code}"),
             callback_data=LanguageCallback(lang=code),
@@ -92,7 +92,7 @@ def daily_keyboard(lang: str, weekdays_only: bool) -> InlineKeyboardMarkup:
     return builder.as_markup()
 
 
-def daily_level_keyboard(current: str) -> InlineKeyboardMarkup:
+def daily_level_keyboard(current: Level) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     _add_levels(
         builder, current, lambda level: DailyCallback(action=DailyAction.set_level, value=level)

@@ -41,9 +41,9 @@ def export_failing(monkeypatch: pytest.MonkeyPatch, failures: int | None) -> lis
     """/export's query raises its first `failures` times (None: every time); returns the list
     of calls, one entry per try."""
     calls: list[int] = []
-    from bot.telegram.routers import private
+    from bot.services import history_service  # where /export's HistoryService reads it
 
-    real = private.history
+    real = history_service.history
 
     async def flaky_history(*args: Any, **kwargs: Any) -> Any:
         calls.append(len(calls) + 1)
@@ -51,7 +51,7 @@ def export_failing(monkeypatch: pytest.MonkeyPatch, failures: int | None) -> lis
             raise RuntimeError("the export query broke")
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(private, "history", flaky_history)
+    monkeypatch.setattr(history_service, "history", flaky_history)
     return calls
 
 

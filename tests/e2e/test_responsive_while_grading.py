@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.content.loader import QuestionBank
+from bot.scoring.host_config import HostConfig
 from bot.scoring.service import ScoringService
 from tests.e2e.conftest import BotProcess, find_question, question_messages
 from tests.fake_telegram import FakeTelegram
@@ -28,7 +29,7 @@ async def serving_bot(
     telegram: FakeTelegram, db_url: str, bank: QuestionBank, vector_cache: Path
 ) -> AsyncIterator[BotProcess]:
     scoring = ScoringService(
-        bank, "bundled", "cpu", cache_dir=vector_cache, worker="process", threads=0
+        bank, HostConfig("bundled", "cpu", cache_dir=vector_cache, threads=0), worker="process"
     )
     await scoring.start(warm=True)
     process = BotProcess(telegram, db_url, scoring)

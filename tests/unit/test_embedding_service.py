@@ -18,6 +18,7 @@ from bot.content.loader import QuestionBank
 from bot.scoring.embed_server import MAX_CLIENT_BATCH, EmbedServer
 from bot.scoring.encoder import Encoder
 from bot.scoring.grader import Grader
+from bot.scoring.host_config import HostConfig
 from bot.scoring.remote_encoder import EmbeddingServiceError, RemoteEncoder
 from bot.scoring.service import ScoringService
 
@@ -128,7 +129,7 @@ async def test_an_unreachable_service_says_where(bank: QuestionBank) -> None:
 
 
 async def test_the_service_is_used_when_configured(server: str, bank: QuestionBank) -> None:
-    scoring = ScoringService(bank, "bundled", "cpu", embeddings_url=server)
+    scoring = ScoringService(bank, HostConfig("bundled", "cpu", embeddings_url=server))
     try:
         grader = await asyncio.to_thread(scoring.grader)
         assert grader.encoder.device == "remote"

@@ -11,8 +11,10 @@ import torch
 
 from bot.content.loader import QuestionBank
 from bot.scoring import packed_linear
-from bot.scoring.encoder import BUNDLED, Encoder, plan_batches, resolve_precision
+from bot.scoring.device import resolve_precision
+from bot.scoring.encoder import Encoder, plan_batches
 from bot.scoring.grader import Grader
+from bot.scoring.model_names import BUNDLED
 from bot.scoring.options import GraderOptions
 from bot.scoring.packed_linear import PackedLinear
 

@@ -107,9 +107,10 @@ async def test_readyz_waits_for_the_grader_and_livez_does_not() -> None:
 
 
 async def test_a_scoring_service_is_ready_once_started_and_its_bank_warmed(bank) -> None:
+    from bot.scoring.host_config import HostConfig
     from bot.scoring.service import ScoringService
 
-    service = ScoringService(bank, "bundled", "cpu", worker="thread")
+    service = ScoringService(bank, HostConfig("bundled", "cpu"), worker="thread")
     assert not service.ready()
     try:
         await service.start(warm=True)

@@ -18,6 +18,7 @@ from bot.config import load_settings
 from bot.content.loader import QuestionBank
 from bot.content.schema import Text
 from bot.services.rounds import RoundService, StartOutcome
+from bot.storage.leases import Leases
 from bot.storage.models import RoundQuestion
 from bot.storage.statuses import RoundKind
 from bot.telegram.limits.groups import GroupLimiter
@@ -81,7 +82,7 @@ async def test_quiz_options_with_html_characters_are_posted(
     await rounds.ensure_group(GROUP, "ML club", lang)
     started = await rounds.start(GROUP, 1, "junior", 1, 30, kind=RoundKind.quiz)
     assert started.outcome is StartOutcome.started
-    await RoundRunner(bot, rounds, GroupLimiter()).pump(GROUP)
+    await RoundRunner(bot, rounds, Leases(sessions), GroupLimiter()).pump(GROUP)
 
     [poll] = telegram.polls.values()
     texts = [option["text"] for option in poll["options"]]

@@ -16,6 +16,7 @@ from bot.__main__ import main
 from bot.content.loader import QuestionBank
 from bot.priority import bulk_work
 from bot.scoring.grade_result import GradeResult
+from bot.scoring.host_config import HostConfig
 from bot.scoring.model_host import PREPARING, PREPARING_BACKGROUND
 from bot.scoring.service import ScoringService
 from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
@@ -69,7 +70,7 @@ def test_restart_reads_bank_vectors_from_disk(
 ) -> None:
     ids = ("zero-grad", "train-vs-eval", "autograd")
     bank = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
-    first = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
+    first = ScoringService(bank, HostConfig("bundled", "cpu", cache_dir=tmp_path))
     first.host.load(warm=True)
     first.close()
     cold = capfd.readouterr().err  # the first run says what it is doing, with a progress bar
@@ -78,7 +79,7 @@ def test_restart_reads_bank_vectors_from_disk(
     assert PREPARING in cold and done and done[1] == done[2] and int(done[1]) > 20, cold
     files = list(tmp_path.glob("bank-vectors-*.npz"))
     assert files == [first.cache_path()]
-    second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path)
+    second = ScoringService(bank, HostConfig("bundled", "cpu", cache_dir=tmp_path))
     grader = second.host.load(warm=True)  # warm: everything must come from the file
     question = bank.questions["zero-grad"]
     assert question.key_points[0].en in grader.encoder.remembered()
@@ -95,10 +96,10 @@ async def test_a_cold_bot_grades_before_the_whole_bank_is_computed(
     vectors are stored when all are there."""
     ids = ("zero-grad", "train-vs-eval", "autograd")
     small = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three")
-    full = ScoringService(small, "bundled", "cpu", cache_dir=tmp_path / "full")
+    full = ScoringService(small, HostConfig("bundled", "cpu", cache_dir=tmp_path / "full"))
     full.host.load(warm=True)
     service = ScoringService(
-        small, "bundled", "cpu", cache_dir=tmp_path / "lazy", background_warm=True
+        small, HostConfig("bundled", "cpu", cache_dir=tmp_path / "lazy", background_warm=True)
     )
     await service.start(warm=True)
     assert not service.grader()._vectors  # only the calibration so far
@@ -121,16 +122,16 @@ async def test_a_cold_bot_grades_before_the_whole_bank_is_computed(
 
 def test_warm_cache_computes_once(tmp_path: Path, bank: QuestionBank) -> None:
     bank = QuestionBank({"zero-grad": bank.questions["zero-grad"]}, content_hash="one")
-    first = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path / "cache")
+    first = ScoringService(bank, HostConfig("bundled", "cpu", cache_dir=tmp_path / "cache"))
     path, computed = first.warm_cache()
     first.close()
     assert computed and path.exists() and path.parent == tmp_path / "cache"
-    second = ScoringService(bank, "bundled", "cpu", cache_dir=tmp_path / "cache")
+    second = ScoringService(bank, HostConfig("bundled", "cpu", cache_dir=tmp_path / "cache"))
     assert second.warm_cache() == (path, False)
     assert second.host._grader is None  # stored already: the model was not even loaded
     second.close()
     with pytest.raises(ValueError):
-        ScoringService(bank, "bundled", "cpu").warm_cache()  # no cache directory
+        ScoringService(bank, HostConfig("bundled", "cpu")).warm_cache()  # no cache directory
 
 
 def test_cli_warm_says_where_the_vectors_are(
@@ -163,7 +164,7 @@ class _OrderedGrader:
 async def test_a_private_answer_is_graded_before_queued_bulk_work(bank: QuestionBank) -> None:
     """A person waiting in a private chat goes ahead of a group round's batch queued earlier;
     within one priority, arrival order holds."""
-    service = ScoringService(bank, "bundled", "cpu", max_batch=2)
+    service = ScoringService(bank, HostConfig("bundled", "cpu"), max_batch=2)
     fake = _OrderedGrader()
     service.host._grader = fake  # type: ignore[assignment]
     question = bank.questions["zero-grad"]
@@ -193,7 +194,7 @@ async def test_grading_process_grades_as_the_thread_does(
     """GRADER_WORKER=process: the model in a child process (its own GIL) gives the same grades,
     batches answers the same way, and goes away with close()."""
     service = ScoringService(
-        bank, "bundled", "cpu", cache_dir=vector_cache, worker="process", threads=1
+        bank, HostConfig("bundled", "cpu", cache_dir=vector_cache, threads=1), worker="process"
     )
     await service.start(warm=True)
     question = bank.questions["zero-grad"]
@@ -229,7 +230,9 @@ async def test_a_killed_grading_process_is_replaced(bank: QuestionBank, vector_c
     """The grading process killed (out of memory, say): the next answer is graded by a new one,
     not failed."""
     small = QuestionBank({"zero-grad": bank.questions["zero-grad"]}, content_hash="one")
-    service = ScoringService(small, "bundled", "cpu", cache_dir=vector_cache, worker="process")
+    service = ScoringService(
+        small, HostConfig("bundled", "cpu", cache_dir=vector_cache), worker="process"
+    )
     await service.start(warm=True)
     question = small.questions["zero-grad"]
     answer = "zero_grad clears .grad before the next backward."

@@ -82,7 +82,7 @@ def build_network(config: PairNetConfig, model_cache_dir: Path | None = None) ->
     import torch
     from transformers import AutoModel
 
-    from bot.scoring.encoder import resolve_model_path
+    from bot.scoring.model_names import resolve_model_path
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the base is a local folder; never the hub
     base = AutoModel.from_pretrained(resolve_model_path(config.base, model_cache_dir))
@@ -155,7 +155,7 @@ class PairNet:
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
-        from bot.scoring.encoder import resolve_model_path
+        from bot.scoring.model_names import resolve_model_path
 
         directory = directory or self.weights_dir
         config = self.config_class.load(directory)

@@ -96,7 +96,7 @@ def train(
     from safetensors.torch import save_file
     from transformers import AutoTokenizer
 
-    from bot.scoring.encoder import resolve_model_path
+    from bot.scoring.model_names import resolve_model_path
 
     torch.manual_seed(options.seed)
     rng = random.Random(options.seed)

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
 from bot.services.daily.queue import DailyJob, DeliveryOutcome
 from bot.storage.models import DailyDelivery, DailySubscription
+from bot.storage.results import rowcount
 from bot.storage.statuses import AskStatus, DeliveryStatus
 
 
@@ -93,7 +94,7 @@ class DeliveryOutcomesMixin(DailyBase):
                     dropped = await session.execute(
                         delete(ASKS).where(ASKS.c.id == ask_id, ASKS.c.status == AskStatus.open)
                     )
-                    if dropped.rowcount:  # type: ignore[attr-defined]
+                    if rowcount(dropped):
                         values["ask_id"] = None
                 await session.execute(
                     update(DELIVERIES)

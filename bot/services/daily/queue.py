@@ -24,12 +24,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
-from bot.content.schema import Question
+from bot.content.schema import Language, Level, Question
 from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
 from bot.services.daily.choice import choose_daily_question
 from bot.services.reviews import due_for_users
 from bot.services.schedule import local_date, next_due, parse_time
 from bot.storage.models import Answer, AskedQuestion, DailyDelivery, DailySubscription, User
+from bot.storage.results import rowcount
 from bot.storage.statuses import AskStatus, DeliveryStatus
 
 CLAIMED_STALE = timedelta(minutes=2)  # claimed, never tried: safe to put back
@@ -49,8 +50,8 @@ class DailyJob:
     user_id: int
     chat_id: int
     question: Question
-    language: str
-    level: str
+    language: Language
+    level: Level
     local_date: str
 
 
@@ -171,7 +172,7 @@ class DeliveryQueueMixin(DailyBase):
                 .where(*stale)
                 .values(status=DeliveryStatus.failed, reason=REASON_INTERRUPTED)
             )
-            counts = (missed.rowcount, arrived.rowcount, interrupted.rowcount)  # type: ignore[attr-defined]
+            counts = (rowcount(missed), rowcount(arrived), rowcount(interrupted))
             return sum(counts)
 
     async def claim(self, limit: int, attempts: int = 5) -> list[DailyJob]:
@@ -208,7 +209,7 @@ class DeliveryQueueMixin(DailyBase):
                     .values(status=DeliveryStatus.claimed, claim_token=token, claimed_at=now)
                     .execution_options(synchronize_session=False)
                 )
-                if not result.rowcount:  # type: ignore[attr-defined]
+                if not rowcount(result):
                     continue  # all taken by another process meanwhile
                 rows = (
                     await session.scalars(
@@ -262,7 +263,7 @@ class DeliveryQueueMixin(DailyBase):
         jobs: list[DailyJob] = []
         for row in rows:
             user, sub = users.get(row.user_id), subs.get(row.user_id)
-            level = (sub.level if sub else None) or (user.level if user else "junior")
+            level = (sub.level if sub else None) or (user.level if user else Level.junior)
             question = choose_daily_question(
                 self.bank.by_level(level), counts[row.user_id], seen[row.user_id],
                 best[row.user_id], self.rng, due[row.user_id],
@@ -306,7 +307,7 @@ class DeliveryQueueMixin(DailyBase):
                     )
                     .values(status=DeliveryStatus.sending, claimed_at=now)
                 )
-                results.append(result.rowcount == 1)  # type: ignore[attr-defined]
+                results.append(rowcount(result) == 1)
             started = [job for job, ok in zip(jobs, results, strict=True) if ok]
             if started:
                 # The ask exists before the request goes out, with no message id yet: a kill

@@ -14,6 +14,7 @@ from bot.services.daily.base import SUBSCRIPTIONS, DailyBase
 from bot.services.daily.streaks import streak
 from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
 from bot.storage.models import DailyDelivery, DailySubscription, User
+from bot.storage.results import rowcount
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class SubscriptionView:
     chat_id: int
     local_time: str
     timezone: str
-    level: str  # effective: the subscription's, else the user's
+    level: Level  # effective: the subscription's, else the user's
     own_level: bool  # the subscription fixes its level
     weekdays_only: bool
     active: bool
@@ -66,7 +67,7 @@ class SubscriptionsMixin(DailyBase):
                 .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
                 .values(active=False, stopped_reason=reason, updated_at=self.now())
             )
-            return result.rowcount == 1  # type: ignore[attr-defined]
+            return rowcount(result) == 1
 
     async def view(self, user_id: int) -> SubscriptionView | None:
         async with self.sessions() as session:
@@ -74,7 +75,7 @@ class SubscriptionsMixin(DailyBase):
             return await self._view(session, sub) if sub is not None else None
 
     async def update(
-        self, user_id: int, *, level: str | None = None, weekdays_only: bool | None = None
+        self, user_id: int, *, level: Level | None = None, weekdays_only: bool | None = None
     ) -> SubscriptionView | None:
         now = self.now()
         async with self.sessions() as session, session.begin():
@@ -82,7 +83,7 @@ class SubscriptionsMixin(DailyBase):
             if sub is None:
                 return None
             if level is not None:
-                sub.level = Level(level).value
+                sub.level = Level(level)
             if weekdays_only is not None:
                 sub.weekdays_only = weekdays_only
                 if sub.active:
@@ -100,7 +101,7 @@ class SubscriptionsMixin(DailyBase):
 
     async def _view(self, session: AsyncSession, sub: DailySubscription) -> SubscriptionView:
         user = await session.get(User, sub.user_id)
-        level = sub.level or (user.level if user else "junior")
+        level = sub.level or (user.level if user else Level.junior)
         return SubscriptionView(
             user_id=sub.user_id,
             chat_id=sub.chat_id,

@@ -11,12 +11,15 @@ from enum import StrEnum
 from sqlalchemy import select, update
 
 from bot.clock import aware
+from bot.content.schema import Language
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import RoundAnswer, RoundQuestion
+from bot.storage.results import rowcount
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
+from bot.verdicts import Verdict
 
 
 class QuestionState(StrEnum):
@@ -66,7 +69,7 @@ class AnswersMixin(RoundsBase):
         reply_to: int | None,
         text: str,
         message_id: int | None = None,
-        language: str | None = None,
+        language: Language | None = None,
         edited: bool = False,
         sent_at: datetime | None = None,
     ) -> AnswerResult:
@@ -86,7 +89,7 @@ class AnswersMixin(RoundsBase):
         reply_to: int | None,
         text: str,
         message_id: int | None,
-        language: str | None,
+        language: Language | None,
         edited: bool,
         sent_at: datetime | None,
     ) -> AnswerResult:
@@ -134,7 +137,7 @@ class AnswersMixin(RoundsBase):
                         answered_at=now,
                     )
                 )
-                if not result.rowcount:  # type: ignore[attr-defined]
+                if not rowcount(result):
                     return AnswerResult(RoundAnswerOutcome.duplicate)
                 outcome = RoundAnswerOutcome.replaced
             else:
@@ -191,7 +194,7 @@ class AnswersMixin(RoundsBase):
                 "text": str(rq.options[choice]) if 0 <= choice < len(rq.options) else "?",
                 "name": name[:128] or str(user_id),
                 "score": 10.0 if right else 0.0,
-                "verdict": "correct" if right else "wrong",
+                "verdict": Verdict.correct if right else Verdict.wrong,
                 # Nothing to grade: the poll knows the right option.
                 "status": RoundAnswerStatus.graded,
                 "answered_at": now,

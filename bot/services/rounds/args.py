@@ -20,7 +20,7 @@ class RoundUsageError(ValueError):
 
 @dataclass(frozen=True)
 class RoundArgs:
-    level: str | None = None
+    level: Level | None = None
     count: int | None = None
     seconds: int | None = None
     stop: bool = False
@@ -31,11 +31,11 @@ def parse_round_args(args: str | None, min_seconds: int = MIN_SECONDS) -> RoundA
     tokens = (args or "").lower().split()
     if tokens == ["stop"]:
         return RoundArgs(stop=True)
-    level: str | None = None
+    level: Level | None = None
     numbers: list[int] = []
     for token in tokens:
         if token in Level.__members__ and level is None:
-            level = token
+            level = Level(token)
         # ASCII digits only: "²".isdigit() is true, but int("²") raises ValueError, not ours.
         elif token.isascii() and token.isdecimal() and len(numbers) < 2:
             numbers.append(int(token))

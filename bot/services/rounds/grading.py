@@ -13,7 +13,9 @@ from bot.services.grades import stored_fields
 from bot.services.reviews import record_review
 from bot.services.rounds.base import RoundsBase
 from bot.storage.models import RoundAnswer, RoundQuestion
+from bot.storage.results import rowcount
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
+from bot.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,7 @@ class GradingMixin(RoundsBase):
                     )
                     .values(status=RoundQuestionStatus.graded)
                 )
-                if result.rowcount:  # type: ignore[attr-defined]
+                if rowcount(result):
                     return
                 answer_ids = list(await session.scalars(pending))
             if not answer_ids:  # graded and marked by another pass meanwhile
@@ -86,7 +88,7 @@ class GradingMixin(RoundsBase):
             text, language, user_id = answer.text, answer.language, answer.user_id
         fields: dict[str, object]
         if question is None:  # the question left the bank: close the answer ungraded
-            fields = {"score": 0.0, "verdict": "retired", "covered": [], "pitfalls": []}
+            fields = {"score": 0.0, "verdict": Verdict.retired, "covered": [], "pitfalls": []}
         else:
             result = await self.scoring.grade(question, text, language)
             fields = stored_fields(result, ROUND_ANSWER_FIELDS)
@@ -104,5 +106,5 @@ class GradingMixin(RoundsBase):
             )
             # A participant's answer is a review of the question for them (a quiz vote is not:
             # picking among four options is recognition, not recall).
-            if updated.rowcount and question is not None:  # type: ignore[attr-defined]
+            if rowcount(updated) and question is not None:
                 await record_review(session, user_id, question.id, result.score, now)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import update
 
-from bot.content.schema import Level
+from bot.content.schema import Language, Level
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, RoundQuestion
@@ -16,8 +16,8 @@ from bot.storage.statuses import RoundQuestionStatus, RoundStatus
 @dataclass(frozen=True)
 class GroupView:
     id: int
-    language: str
-    level: str
+    language: Language
+    level: Level
     allow_everyone: bool
     active: bool
 
@@ -28,15 +28,15 @@ def _view(group: GroupChat) -> GroupView:
 
 class GroupsMixin(RoundsBase):
     async def ensure_group(
-        self, chat_id: int, title: str | None = None, language: str = "en"
+        self, chat_id: int, title: str | None = None, language: Language = "en"
     ) -> GroupView:
         return await once_more_on_conflict(lambda: self._ensure_group(chat_id, title, language))
 
-    async def _ensure_group(self, chat_id: int, title: str | None, language: str) -> GroupView:
+    async def _ensure_group(self, chat_id: int, title: str | None, language: Language) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
-                group = GroupChat(id=chat_id, title=title, language=language, level="junior")
+                group = GroupChat(id=chat_id, title=title, language=language, level=Level.junior)
                 session.add(group)
                 await session.flush()
             elif not group.active:
@@ -54,8 +54,8 @@ class GroupsMixin(RoundsBase):
         self,
         chat_id: int,
         *,
-        level: str | None = None,
-        language: str | None = None,
+        level: Level | None = None,
+        language: Language | None = None,
         allow_everyone: bool | None = None,
     ) -> GroupView:
         return await once_more_on_conflict(
@@ -65,17 +65,17 @@ class GroupsMixin(RoundsBase):
     async def _update_group(
         self,
         chat_id: int,
-        level: str | None,
-        language: str | None,
+        level: Level | None,
+        language: Language | None,
         allow_everyone: bool | None,
     ) -> GroupView:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
-                group = GroupChat(id=chat_id, language=language or "en", level="junior")
+                group = GroupChat(id=chat_id, language=language or "en", level=Level.junior)
                 session.add(group)
             if level is not None:
-                group.level = Level(level).value
+                group.level = Level(level)
             if language is not None:
                 group.language = language
             if allow_everyone is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.content.schema import Question
+from bot.content.schema import Language, Question
 from bot.services.outbox import FeedbackItem
 
 
@@ -71,7 +71,7 @@ class PrivateFeedbackItem:
 
     feedback: FeedbackItem  # its chat_id is the participant's private chat, i.e. their user id
     chat_id: int  # the group it was answered in
-    language: str  # the participant's language, not the group's
+    language: Language  # the participant's language, not the group's
 
     @property
     def answer_id(self) -> int:

@@ -17,6 +17,7 @@ from bot.services.rounds.args import DEFAULT_QUESTIONS, DEFAULT_SECONDS, MAX_QUE
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
+from bot.storage.results import rowcount
 from bot.storage.statuses import (
     PrivateFeedback,
     RoundKind,
@@ -42,7 +43,7 @@ class StartOutcome(StrEnum):
 class RoundStart:
     outcome: StartOutcome
     round_id: int | None = None
-    level: str | None = None
+    level: Level | None = None
     count: int = 0
     seconds: int = 0
 
@@ -64,10 +65,10 @@ class LifecycleMixin(RoundsBase):
         self,
         chat_id: int,
         started_by: int | None,
-        level: str | None = None,
+        level: Level | None = None,
         count: int | None = None,
         seconds: int | None = None,
-        kind: str = RoundKind.round,
+        kind: RoundKind = RoundKind.round,
     ) -> RoundStart:
         """A round of free-text questions, or (kind="quiz") of quiz polls."""
         return await once_more_on_conflict(
@@ -78,20 +79,20 @@ class LifecycleMixin(RoundsBase):
         self,
         chat_id: int,
         started_by: int | None,
-        level: str | None,
+        level: Level | None,
         count: int | None,
         seconds: int | None,
-        kind: str = RoundKind.round,
+        kind: RoundKind = RoundKind.round,
     ) -> RoundStart:
         async with self.sessions() as session, session.begin():
             group = await session.get(GroupChat, chat_id)
             if group is None:
-                group = GroupChat(id=chat_id, language="en", level="junior")
+                group = GroupChat(id=chat_id, language="en", level=Level.junior)
                 session.add(group)
                 await session.flush()
             if await queries.running_round(session, chat_id) is not None:
                 return RoundStart(StartOutcome.already_running)
-            chosen = Level(level or group.level).value
+            chosen = Level(level or group.level)
             wanted = max(1, min(count or DEFAULT_QUESTIONS, MAX_QUESTIONS))
             quiz = kind == RoundKind.quiz
             per_question = seconds or (QUIZ_SECONDS if quiz else DEFAULT_SECONDS)
@@ -151,7 +152,7 @@ class LifecycleMixin(RoundsBase):
             if round_question_id is not None:
                 stmt = stmt.where(RoundQuestion.id == round_question_id)
             result = await session.execute(stmt)
-            return result.rowcount > 0  # type: ignore[attr-defined]
+            return rowcount(result) > 0
 
     async def expire(self, chat_id: int | None = None) -> list[int]:
         """Close questions whose deadline has passed; returns their chats."""
@@ -175,7 +176,7 @@ class LifecycleMixin(RoundsBase):
                         )
                         .values(status=RoundQuestionStatus.grading, closed_at=now)
                     )
-                    if result.rowcount:  # type: ignore[attr-defined]
+                    if rowcount(result):
                         closed.append(rq.chat_id)
         return closed
 

@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
+from bot.content.schema import Question
 from bot.services.outbox import FeedbackItem
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.services.rounds.items import (
@@ -30,6 +31,7 @@ from bot.storage.statuses import (
     RoundQuestionStatus,
     RoundStatus,
 )
+from bot.verdicts import Verdict
 
 
 def ranks(values: Sequence[float]) -> list[int]:
@@ -60,6 +62,11 @@ async def standings(session: AsyncSession, chat_id: int, round_id: int | None) -
 
 
 class OutboxMixin(RoundsBase):
+    def question(self, question_id: str) -> Question | None:
+        """A bank question, for what the items name by id only: a quiz question's options, the
+        questions a results message mentions (None: no longer in the bank)."""
+        return self.bank.get(question_id)
+
     async def outbox(self, chat_id: int) -> list[GroupItem]:
         items: list[GroupItem] = []
         async with self.sessions() as session:
@@ -120,7 +127,7 @@ class OutboxMixin(RoundsBase):
                         reply_to=None,
                         question=question,
                         score=answer.score or 0.0,
-                        verdict=answer.verdict or "no-answer",
+                        verdict=answer.verdict or Verdict.no_answer,
                         covered=covered,
                         missed=[k.id for k in question.key_points if k.id not in covered],
                         pitfalls=list(answer.pitfalls or []),

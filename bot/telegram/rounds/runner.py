@@ -24,6 +24,7 @@ from aiogram.types import InputPollOption, Message, ReactionTypeEmoji, ReplyPara
 from aiogram.utils.formatting import Italic, Text
 
 from bot.clock import utcnow
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.quiz import QUESTION_LIMIT, explanation, option_text
 from bot.services.rounds import RoundService
@@ -35,7 +36,7 @@ from bot.services.rounds.items import (
     RoundQuestionItem,
 )
 from bot.services.text_clip import clip
-from bot.storage.leases import new_holder, release_lease, take_lease
+from bot.storage.leases import Leases, new_holder
 from bot.telegram.limits.groups import GroupBudget
 from bot.telegram.rendering import render_feedback
 from bot.telegram.rounds.keyboards import next_keyboard
@@ -54,9 +55,12 @@ ROUND_LEASE = timedelta(seconds=15)
 
 
 class RoundRunner:
-    def __init__(self, bot: Bot, rounds: RoundService, limiter: GroupBudget):
+    def __init__(self, bot: Bot, rounds: RoundService, leases: Leases, limiter: GroupBudget):
+        """`leases`: the database's (built once, bot/app.py): a group's round is moved by one
+        replica at a time, the one holding its `round:<chat id>` lease."""
         self.bot = bot
         self.rounds = rounds
+        self.leases = leases
         self.limiter = limiter
         self.holder = new_holder()  # of the per-group round leases
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -86,15 +90,14 @@ class RoundRunner:
 
     async def _lease(self, chat_id: int) -> bool:
         """Whether this replica may move the group's round now (taken or renewed)."""
-        return await take_lease(self.rounds.sessions, f"round:{chat_id}", self.holder,
-                                ROUND_LEASE, utcnow())  # fmt: skip
+        return await self.leases.take(f"round:{chat_id}", self.holder, ROUND_LEASE, utcnow())
 
     async def pump(self, chat_id: int) -> None:
         async with self._locks[chat_id]:
             try:
                 await self._pump(chat_id)
             finally:  # the next kick, on any replica, may go on at once
-                await release_lease(self.rounds.sessions, f"round:{chat_id}", self.holder)
+                await self.leases.release(f"round:{chat_id}", self.holder)
 
     async def _pump(self, chat_id: int) -> None:
         while True:
@@ -158,7 +161,7 @@ class RoundRunner:
             # No second slot from the limiter: the refused message was never posted.
             return await self.bot.send_message(chat_id, body.render()[0], parse_mode=None, **extra)
 
-    async def _send(self, item: GroupItem, lang: str) -> Message | None:
+    async def _send(self, item: GroupItem, lang: Language) -> Message | None:
         if isinstance(item, PrivateFeedbackItem):
             return await self._send_private(item)
         await self.limiter.acquire(item.chat_id)
@@ -182,7 +185,7 @@ class RoundRunner:
                     )
                 message = await self._send_text(
                     item.chat_id,
-                    render_results(item, lang, self.rounds.bank.get),
+                    render_results(item, lang, self.rounds.question),
                     reply_parameters=reply,
                 )
             elif isinstance(item, LeaderboardItem):
@@ -214,10 +217,11 @@ class RoundRunner:
             return None
         return last
 
-    async def _send_poll(self, item: RoundQuestionItem, lang: str) -> Message:
+    async def _send_poll(self, item: RoundQuestionItem, lang: Language) -> Message:
         """A quiz poll: non-anonymous, so each vote arrives as a poll_answer update."""
-        bank = self.rounds.bank
-        options = [option_text(bank.get(qid) or item.question, lang) for qid in item.options]
+        options = [
+            option_text(self.rounds.question(qid) or item.question, lang) for qid in item.options
+        ]
         header = f"{item.position}/{item.total} · {item.question.question.get(lang)}"
         return await self.bot.send_poll(
             item.chat_id,

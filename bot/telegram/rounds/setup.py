@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from bot.config import Settings
 from bot.services.rounds import RoundService
+from bot.storage.leases import Leases
 from bot.telegram.limits.groups import GroupBudget, GroupLimiter
 from bot.telegram.limits.shared import RedisGroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
@@ -41,15 +42,17 @@ def attach_rounds(
     dp: Dispatcher,
     bot: Bot,
     service: RoundService,
+    leases: Leases,
     settings: Settings,
     redis: Redis | None = None,
 ) -> Rounds:
-    """`redis`: count each group's messages across replicas (REDIS_URL)."""
+    """`leases`: who moves each group's round (one replica at a time); `redis`: count each
+    group's messages across replicas (REDIS_URL)."""
     per_minute = settings.group_messages_per_minute
     limiter: GroupBudget = (
         GroupLimiter(per_minute) if redis is None else RedisGroupLimiter(redis, per_minute)
     )
-    runner = RoundRunner(bot, service, limiter)
+    runner = RoundRunner(bot, service, leases, limiter)
     dp["rounds"] = service
     dp["runner"] = runner
     return Rounds(service, runner, settings.round_tick)

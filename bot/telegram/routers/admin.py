@@ -8,6 +8,7 @@ from aiogram.filters import Command
 from aiogram.types import Message
 from aiogram.utils.formatting import Text
 
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.stats import StatsService
 from bot.telegram.stats_rendering import render_stats
@@ -19,7 +20,7 @@ def build_admin_router() -> Router:
 
     @router.message(Command("stats"))
     async def stats(
-        message: Message, stats: StatsService, admin_ids: frozenset[int], lang: str
+        message: Message, stats: StatsService, admin_ids: frozenset[int], lang: Language
     ) -> None:
         if message.from_user is None or message.from_user.id not in admin_ids:
             await message.answer(Text(t(lang, "unknown_command")).as_html())

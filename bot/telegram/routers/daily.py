@@ -10,6 +10,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, ChatMemberUpdated, InlineKeyboardMarkup, Message
 from aiogram.utils.formatting import Text
 
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.daily import DailyService, SubscriptionView
 from bot.services.interviews import UserView
@@ -18,12 +19,12 @@ from bot.telegram.callbacks import DailyAction, DailyCallback
 from bot.telegram.keyboards import daily_keyboard, daily_level_keyboard
 
 
-def _next_due(view: SubscriptionView, lang: str) -> str:
+def _next_due(view: SubscriptionView, lang: Language) -> str:
     assert view.next_due_at is not None
     return format_local(view.next_due_at, view.timezone, t(lang, "weekdays").split())
 
 
-def _view_text(view: SubscriptionView | None, lang: str) -> Text:
+def _view_text(view: SubscriptionView | None, lang: Language) -> Text:
     if view is None:
         return Text(t(lang, "daily_none"))
     if not view.active:
@@ -40,13 +41,13 @@ def _view_text(view: SubscriptionView | None, lang: str) -> Text:
     return Text("\n".join(lines))
 
 
-def _keyboard(view: SubscriptionView | None, lang: str) -> InlineKeyboardMarkup | None:
+def _keyboard(view: SubscriptionView | None, lang: Language) -> InlineKeyboardMarkup | None:
     if view is None or not view.active:
         return None
     return daily_keyboard(lang, view.weekdays_only)
 
 
-async def _show(message: Message, view: SubscriptionView | None, lang: str) -> None:
+async def _show(message: Message, view: SubscriptionView | None, lang: Language) -> None:
     await message.answer(_view_text(view, lang).as_html(), reply_markup=_keyboard(view, lang))
 
 
@@ -58,7 +59,11 @@ def build_daily_router() -> Router:
 
     @router.message(Command("daily"))
     async def daily_command(
-        message: Message, command: CommandObject, daily: DailyService, user: UserView, lang: str
+        message: Message,
+        command: CommandObject,
+        daily: DailyService,
+        user: UserView,
+        lang: Language,
     ) -> None:
         args = (command.args or "").split()
         if not args:
@@ -94,7 +99,7 @@ def build_daily_router() -> Router:
 
     @router.callback_query(DailyCallback.filter())
     async def daily_button(
-        query: CallbackQuery, callback_data: DailyCallback, daily: DailyService, lang: str
+        query: CallbackQuery, callback_data: DailyCallback, daily: DailyService, lang: Language
     ) -> None:
         user_id = query.from_user.id
         action, level = callback_data.action, callback_data.value
@@ -117,7 +122,7 @@ def build_daily_router() -> Router:
                 )
             return
         if level is not None:  # set_level
-            view = await daily.update(user_id, level=level.value)
+            view = await daily.update(user_id, level=level)
         elif action is DailyAction.weekdays:
             view = await daily.update(user_id, weekdays_only=not view.weekdays_only)
         else:

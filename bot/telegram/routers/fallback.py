@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiogram import Router
 from aiogram.types import CallbackQuery
 
+from bot.content.schema import Language
 from bot.i18n import t
 
 
@@ -12,7 +13,7 @@ def build_fallback_router() -> Router:
     router = Router(name="fallback")
 
     @router.callback_query()
-    async def outdated(query: CallbackQuery, lang: str) -> None:
+    async def outdated(query: CallbackQuery, lang: Language) -> None:
         await query.answer(t(lang, "outdated_button"))
 
     return router

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType
@@ -22,7 +23,7 @@ from aiogram.filters import (
 from aiogram.types import CallbackQuery, Chat, ChatMemberUpdated, Message, PollAnswer
 from aiogram.utils.formatting import Text
 
-from bot.content.schema import Level
+from bot.content.schema import LANGUAGES, Language, Level
 from bot.i18n import t
 from bot.services.rounds import (
     MAX_QUESTIONS,
@@ -76,7 +77,7 @@ async def is_admin(bot: Bot, chat: Chat, user_id: int, message: Message | None =
     return member.status in ADMIN_STATUSES
 
 
-def _text(lang: str, key: str, /, **values: object) -> str:
+def _text(lang: Language, key: str, /, **values: object) -> str:
     return Text(t(lang, key, **values)).as_html()
 
 
@@ -87,12 +88,12 @@ def build_group_router() -> Router:
     router.my_chat_member.filter(F.chat.type.in_(GROUP_TYPES))
     router.callback_query.filter(F.message.chat.type.in_(GROUP_TYPES))
 
-    async def group_of(chat: Chat, rounds: RoundService, lang: str) -> GroupView:
+    async def group_of(chat: Chat, rounds: RoundService, lang: Language) -> GroupView:
         return await rounds.ensure_group(chat.id, chat.title, lang)
 
     @router.my_chat_member(ChatMemberUpdatedFilter(JOIN_TRANSITION))
     async def added(
-        event: ChatMemberUpdated, rounds: RoundService, runner: RoundRunner, lang: str
+        event: ChatMemberUpdated, rounds: RoundService, runner: RoundRunner, lang: Language
     ) -> None:
         group = await group_of(event.chat, rounds, lang)
         await runner.announce(event.chat.id, _text(group.language, "group_howto"))
@@ -102,13 +103,15 @@ def build_group_router() -> Router:
         await rounds.bot_removed(event.chat.id)  # nothing can be sent there any more
 
     @router.message(Command("start", "help"))
-    async def howto(message: Message, rounds: RoundService, runner: RoundRunner, lang: str) -> None:
+    async def howto(
+        message: Message, rounds: RoundService, runner: RoundRunner, lang: Language
+    ) -> None:
         group = await group_of(message.chat, rounds, lang)
         await runner.note(message.chat.id, _text(group.language, "group_howto"))
 
     @router.message(Command("interview", "skip", "stop", "daily"))
     async def private_only(
-        message: Message, rounds: RoundService, runner: RoundRunner, lang: str
+        message: Message, rounds: RoundService, runner: RoundRunner, lang: Language
     ) -> None:
         group = await group_of(message.chat, rounds, lang)
         await runner.note(
@@ -122,7 +125,7 @@ def build_group_router() -> Router:
         runner: RoundRunner,
         group: GroupView,
         args: RoundArgs,
-        kind: str,
+        kind: RoundKind,
     ) -> None:
         """Starts a round (kind "round") or a quiz (kind "quiz") if the sender may manage."""
         chat_id, glang = message.chat.id, group.language
@@ -165,9 +168,9 @@ def build_group_router() -> Router:
         bot: Bot,
         rounds: RoundService,
         runner: RoundRunner,
-        lang: str,
+        lang: Language,
     ) -> None:
-        kind = command.command  # "round" or "quiz"
+        kind = RoundKind(command.command)  # the commands are named after the kinds
         group = await group_of(message.chat, rounds, lang)
         try:
             args = parse_round_args(command.args, rounds.min_seconds)
@@ -204,7 +207,7 @@ def build_group_router() -> Router:
         command: CommandObject,
         rounds: RoundService,
         runner: RoundRunner,
-        lang: str,
+        lang: Language,
     ) -> None:
         group = await group_of(message.chat, rounds, lang)
         choice = (command.args or "on").strip().lower()
@@ -219,7 +222,9 @@ def build_group_router() -> Router:
         await runner.note(message.chat.id, text, message.message_id)
 
     @router.message(Command("top"))
-    async def top(message: Message, rounds: RoundService, runner: RoundRunner, lang: str) -> None:
+    async def top(
+        message: Message, rounds: RoundService, runner: RoundRunner, lang: Language
+    ) -> None:
         group = await group_of(message.chat, rounds, lang)
         standings = await rounds.leaderboard(message.chat.id)
         await runner.note(message.chat.id, render_top(standings, group.language).as_html())
@@ -231,7 +236,7 @@ def build_group_router() -> Router:
         bot: Bot,
         rounds: RoundService,
         runner: RoundRunner,
-        lang: str,
+        lang: Language,
     ) -> None:
         chat_id = message.chat.id
         group = await group_of(message.chat, rounds, lang)
@@ -245,7 +250,7 @@ def build_group_router() -> Router:
                 return
             change = _setting(tokens)  # unknown: the settings are shown with their usage
             if change is not None:
-                group = await rounds.update_group(chat_id, **change)  # type: ignore[arg-type]
+                group = await rounds.update_group(chat_id, **change)
         who = t(
             group.language, "group_who.everyone" if group.allow_everyone else "group_who.admins"
         )
@@ -264,7 +269,7 @@ def build_group_router() -> Router:
         bot: Bot,
         rounds: RoundService,
         runner: RoundRunner,
-        lang: str,
+        lang: Language,
     ) -> None:
         chat = query.message.chat  # type: ignore[union-attr]
         group = await group_of(chat, rounds, lang)
@@ -280,19 +285,19 @@ def build_group_router() -> Router:
     # another bot (or unknown) goes on to unknown_command, which leaves other bots' alone.
     @router.message(F.reply_to_message, NOT_A_COMMAND)
     async def reply(
-        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: Language
     ) -> None:
         await _answer(message, bot, rounds, runner, lang, edited=False)
 
     @router.edited_message(F.reply_to_message, NOT_A_COMMAND)
     async def edited(
-        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: Language
     ) -> None:
         await _answer(message, bot, rounds, runner, lang, edited=True)
 
     @router.message(COMMAND_TEXT)
     async def unknown_command(
-        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: str
+        message: Message, bot: Bot, rounds: RoundService, runner: RoundRunner, lang: Language
     ) -> None:
         command = (message.text or message.caption or "").split(maxsplit=1)[0]
         _, _, addressee = command.partition("@")
@@ -306,15 +311,23 @@ def build_group_router() -> Router:
     return router
 
 
-def _setting(tokens: list[str]) -> dict[str, object] | None:
+class GroupChange(TypedDict, total=False):
+    """One `/settings` change: RoundService.update_group's keywords."""
+
+    level: Level
+    language: Language
+    allow_everyone: bool
+
+
+def _setting(tokens: list[str]) -> GroupChange | None:
     """`level junior`, `lang ru`, `everyone on|off`; None when it is none of those."""
     if len(tokens) != 2:
         return None
     key, value = tokens
     if key == "level" and value in Level.__members__:
-        return {"level": value}
-    if key in ("lang", "language") and value in ("ru", "en"):
-        return {"language": value}
+        return {"level": Level(value)}
+    if key in ("lang", "language") and value in LANGUAGES:
+        return {"language": "ru" if value == "ru" else "en"}
     if key == "everyone" and value in ("on", "off"):
         return {"allow_everyone": value == "on"}
     return None
@@ -333,7 +346,7 @@ async def _answer(
     bot: Bot,
     rounds: RoundService,
     runner: RoundRunner,
-    lang: str,
+    lang: Language,
     edited: bool,
 ) -> None:
     target = message.reply_to_message

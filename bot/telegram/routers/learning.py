@@ -12,12 +12,13 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BufferedInputFile, CallbackQuery, Message
 from aiogram.utils.formatting import Text
 
+from bot.clock import Clock
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_review_args
 from bot.services.interviews import MAX_COUNT, InterviewService, ReviewNotDue, UserView
-from bot.services.progress import load_progress
 from bot.services.progress_chart import render_progress_chart
-from bot.services.readiness import load_readiness
+from bot.services.progress_service import ProgressService
 from bot.services.text_clip import clip
 from bot.telegram.callbacks import LaterCallback, LearningAction, LearningCallback
 from bot.telegram.delivery import Delivery
@@ -31,10 +32,9 @@ TOAST_QUOTE = 120  # an alert holds at most 200 characters
 
 
 async def send_progress(
-    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
+    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: Language
 ) -> None:
-    today = interviews.clock().date()
-    summary = await load_progress(interviews.sessions, interviews.bank, user.id, lang, today)
+    summary = await progress.progress(user.id, lang)
     if summary.is_empty:
         await bot.send_message(
             chat_id,
@@ -53,9 +53,9 @@ async def send_progress(
 
 
 async def send_report(
-    bot: Bot, chat_id: int, interviews: InterviewService, user: UserView, lang: str
+    bot: Bot, chat_id: int, progress: ProgressService, user: UserView, lang: Language
 ) -> None:
-    report = await load_readiness(interviews.sessions, interviews.bank, user.id, lang, user.level)
+    report = await progress.readiness(user.id, lang, user.level)
     markup = None if report.answered else learning_keyboard(lang, LearningAction.interview)
     await bot.send_message(chat_id, render_report(report, lang).as_html(), reply_markup=markup)
 
@@ -66,7 +66,7 @@ async def start_interview(
     interviews: InterviewService,
     delivery: Delivery,
     user: UserView,
-    lang: str,
+    lang: Language,
     message_id: int | None,
 ) -> bool:
     """The "start an interview" button: /interview at the user's level. False: no questions.
@@ -95,8 +95,9 @@ def build_learning_router() -> Router:
         command: CommandObject,
         interviews: InterviewService,
         delivery: Delivery,
+        clock: Clock,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         try:
             count = parse_review_args(command.args)
@@ -105,7 +106,7 @@ def build_learning_router() -> Router:
             return
         started = await interviews.start_review(user.id, message.chat.id, count, message.message_id)
         if isinstance(started, ReviewNotDue):
-            lines = [not_due_text(started, interviews.clock(), lang), t(lang, "review.offer_new")]
+            lines = [not_due_text(started, clock(), lang), t(lang, "review.offer_new")]
             await message.answer(
                 Text("\n".join(lines)).as_html(),
                 reply_markup=learning_keyboard(lang, LearningAction.interview),
@@ -116,16 +117,16 @@ def build_learning_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.message(Command("progress"))
-    async def progress(
-        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
+    async def progress_command(
+        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: Language
     ) -> None:
-        await send_progress(bot, message.chat.id, interviews, user, lang)
+        await send_progress(bot, message.chat.id, progress, user, lang)
 
     @router.message(Command("report"))
-    async def report(
-        message: Message, bot: Bot, interviews: InterviewService, user: UserView, lang: str
+    async def report_command(
+        message: Message, bot: Bot, progress: ProgressService, user: UserView, lang: Language
     ) -> None:
-        await send_report(bot, message.chat.id, interviews, user, lang)
+        await send_report(bot, message.chat.id, progress, user, lang)
 
     @router.callback_query(LaterCallback.filter())
     async def later(
@@ -133,18 +134,14 @@ def build_learning_router() -> Router:
         callback_data: LaterCallback,
         interviews: InterviewService,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
-        added = await interviews.review_later(user.id, callback_data.q)
-        question = interviews.bank.get(callback_data.q)
-        if added is None or question is None:  # the question left the bank since
+        filed = await interviews.review_later(user.id, callback_data.q)
+        if filed is None:  # the question left the bank since
             await query.answer(t(lang, "outdated_button"), show_alert=True)
             return
-        text = (
-            t(lang, "later.added", question=clip(question.question.get(lang), TOAST_QUOTE))
-            if added
-            else t(lang, "later.already")
-        )
+        quoted = clip(filed.question.question.get(lang), TOAST_QUOTE)
+        text = t(lang, "later.added", question=quoted) if filed.added else t(lang, "later.already")
         await query.answer(text, show_alert=True)
         if isinstance(query.message, Message):  # the button is spent
             with contextlib.suppress(TelegramBadRequest):
@@ -156,16 +153,17 @@ def build_learning_router() -> Router:
         callback_data: LearningCallback,
         bot: Bot,
         interviews: InterviewService,
+        progress: ProgressService,
         delivery: Delivery,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         await query.answer()
         chat_id = query.message.chat.id if query.message else query.from_user.id
         if callback_data.action is LearningAction.progress:
-            await send_progress(bot, chat_id, interviews, user, lang)
+            await send_progress(bot, chat_id, progress, user, lang)
         elif callback_data.action is LearningAction.report:
-            await send_report(bot, chat_id, interviews, user, lang)
+            await send_report(bot, chat_id, progress, user, lang)
         else:
             message_id = query.message.message_id if query.message else None
             started = await start_interview(

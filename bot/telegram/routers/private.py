@@ -11,10 +11,10 @@ from aiogram.types import BufferedInputFile, CallbackQuery, Message, Update
 from aiogram.utils.chat_action import ChatActionSender
 from aiogram.utils.formatting import Bold, Text, as_list
 
+from bot.content.schema import Language
 from bot.i18n import t
 from bot.services.commands import UsageError, parse_interview_args
-from bot.services.forget import forget_user
-from bot.services.history import history, history_csv
+from bot.services.history_service import HistoryService
 from bot.services.interviews import MAX_COUNT, AnswerOutcome, InterviewService, UserView
 from bot.telegram.callbacks import ForgetCallback, LanguageCallback, LevelCallback, SkipCallback
 from bot.telegram.delivery import Delivery
@@ -34,7 +34,7 @@ REPLIES = {
 }
 
 
-async def _say(message: Message, lang: str, key: str, /, **values: object) -> None:
+async def _say(message: Message, lang: Language, key: str, /, **values: object) -> None:
     await message.answer(Text(t(lang, key, **values)).as_html())
 
 
@@ -45,7 +45,7 @@ def build_private_router() -> Router:
     router.edited_message.filter(F.chat.type == ChatType.PRIVATE)  # groups have their own
 
     @router.message(CommandStart())
-    async def start(message: Message, user: UserView, lang: str) -> None:
+    async def start(message: Message, user: UserView, lang: Language) -> None:
         name = message.from_user.first_name if message.from_user else ""
         text = as_list(
             Bold(t(lang, "greeting", name=name)),
@@ -56,24 +56,24 @@ def build_private_router() -> Router:
         await message.answer(text.as_html(), reply_markup=level_keyboard(user.level))
 
     @router.message(Command("help"))
-    async def help_(message: Message, lang: str) -> None:
+    async def help_(message: Message, lang: Language) -> None:
         await _say(message, lang, "help")
 
     @router.message(Command("export"))
     async def export(
-        message: Message, interviews: InterviewService, user: UserView, lang: str
+        message: Message, history: HistoryService, user: UserView, lang: Language
     ) -> None:
-        rows = await history(interviews.sessions, interviews.bank, user.id, lang)
-        if not rows:
+        exported = await history.export(user.id, lang)
+        if exported is None:
             await _say(message, lang, "export_empty")
             return
         await message.answer_document(
-            BufferedInputFile(history_csv(rows), filename=EXPORT_FILE),
-            caption=Text(t(lang, "export_caption", count=len(rows))).as_html(),
+            BufferedInputFile(exported.document, filename=EXPORT_FILE),
+            caption=Text(t(lang, "export_caption", count=exported.rows)).as_html(),
         )
 
     @router.message(Command("forget"))
-    async def forget(message: Message, lang: str) -> None:
+    async def forget(message: Message, lang: Language) -> None:
         await message.answer(
             Text(t(lang, "forget_confirm")).as_html(), reply_markup=forget_keyboard(lang)
         )
@@ -82,20 +82,20 @@ def build_private_router() -> Router:
     async def forget_answer(
         query: CallbackQuery,
         callback_data: ForgetCallback,
-        interviews: InterviewService,
+        history: HistoryService,
         event_update: Update,
-        lang: str,
+        lang: Language,
     ) -> None:
         key = "forget_kept"
         if callback_data.confirm:
-            await forget_user(interviews.sessions, query.from_user.id, event_update.update_id)
+            await history.forget(query.from_user.id, event_update.update_id)
             key = "forget_done"
         await query.answer()
         if isinstance(query.message, Message):  # drop the buttons: the question is settled
             await query.message.edit_text(Text(t(lang, key)).as_html())
 
     @router.message(Command("settings"))
-    async def settings(message: Message, user: UserView, lang: str) -> None:
+    async def settings(message: Message, user: UserView, lang: Language) -> None:
         await message.answer(
             Text(t(lang, "settings", level=user.level)).as_html(),
             reply_markup=settings_keyboard(lang, user.level),
@@ -103,9 +103,12 @@ def build_private_router() -> Router:
 
     @router.callback_query(LevelCallback.filter())
     async def pick_level(
-        query: CallbackQuery, callback_data: LevelCallback, interviews: InterviewService, lang: str
+        query: CallbackQuery,
+        callback_data: LevelCallback,
+        interviews: InterviewService,
+        lang: Language,
     ) -> None:
-        user = await interviews.update_user(query.from_user.id, level=callback_data.level.value)
+        user = await interviews.update_user(query.from_user.id, level=callback_data.level)
         await query.answer(t(lang, "level_set", level=user.level)[:200])
         if query.message is not None:
             await query.message.answer(Text(t(lang, "level_set", level=user.level)).as_html())
@@ -115,7 +118,7 @@ def build_private_router() -> Router:
         query: CallbackQuery,
         callback_data: LanguageCallback,
         interviews: InterviewService,
-        lang: str,
+        lang: Language,
     ) -> None:
         user = await interviews.update_user(query.from_user.id, language=callback_data.lang)
         await query.answer(t(user.language, "language_set"))
@@ -132,7 +135,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         try:
             level, count = parse_interview_args(command.args)
@@ -155,7 +158,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         outcome = await interviews.skip(user.id, message.chat.id, message_id=message.message_id)
         await _say(message, lang, "skipped" if outcome is AnswerOutcome.skipped else "no_question")
@@ -167,7 +170,7 @@ def build_private_router() -> Router:
         callback_data: SkipCallback,
         interviews: InterviewService,
         delivery: Delivery,
-        lang: str,
+        lang: Language,
     ) -> None:
         chat_id = query.message.chat.id if query.message else query.from_user.id
         outcome = await interviews.skip(query.from_user.id, chat_id, callback_data.ask)
@@ -182,7 +185,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         if not await interviews.stop(user.id):
             await _say(message, lang, "stopped_none")
@@ -190,7 +193,7 @@ def build_private_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.message(F.text.startswith("/"))
-    async def unknown_command(message: Message, lang: str) -> None:
+    async def unknown_command(message: Message, lang: Language) -> None:
         await _say(message, lang, "unknown_command")
 
     @router.message(F.text)
@@ -200,7 +203,7 @@ def build_private_router() -> Router:
         interviews: InterviewService,
         delivery: Delivery,
         user: UserView,
-        lang: str,
+        lang: Language,
     ) -> None:
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
         try:
@@ -229,11 +232,11 @@ def build_private_router() -> Router:
         await delivery.flush(user.id, lang)
 
     @router.edited_message()
-    async def edited(message: Message, lang: str) -> None:
+    async def edited(message: Message, lang: Language) -> None:
         await _say(message, lang, "edited")
 
     @router.message()
-    async def not_text(message: Message, lang: str) -> None:
+    async def not_text(message: Message, lang: Language) -> None:
         await _say(message, lang, "not_text")
 
     return router
