@@ -50,6 +50,9 @@ def test_replicas_run_the_webhook_on_shared_services() -> None:
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
         assert f"{name}:{env['WEBHOOK_PORT']}" in caddy  # the proxy spreads posts over it
         assert env["WEBHOOK_URL"].endswith("/telegram/hook") and "/telegram/hook" in caddy
+        # One volume at the image's EMBEDDING_CACHE_DIR: the bank's vectors computed once.
+        assert "bank-vectors:/data/cache" in service["volumes"]
+    assert "EMBEDDING_CACHE_DIR=/data/cache" in (DOCKER / "Dockerfile").read_text("utf-8")
     assert "health_uri /readyz" in caddy  # in rotation once its grader is loaded
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from bot.scoring.reference import ReferenceGrader
 from bot.scoring.relevance_net.model import load_relevance_model
 from bot.scoring.remote_encoder import RemoteEncoder
 from bot.scoring.stance.model import load_stance_model
-from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
+from bot.scoring.vector_cache import ComputeLease, cache_file, load_vectors, save_vectors
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,10 @@ PREPARING_BACKGROUND = (
 )
 
 Job = tuple[Question, str, str | None]
+
+# How long a replica that waits for another's bank file sleeps between looks (in the grading
+# worker, between answers: an answer arriving meanwhile waits at most this long).
+WAIT_FOR_BANK = 0.25
 
 
 def peak_rss_mib() -> float:
@@ -66,6 +71,8 @@ class ModelHost:
         self._grader: Grader | None = None
         self._reference: ReferenceGrader | None = None
         self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
+        self._path: Path | None = None  # the bank's file for the loaded encoder
+        self._lease: ComputeLease | None = None  # while this host computes the bank's file
 
     def cache_path(self, device: str | None = None) -> Path | None:
         """The file of the bank's vectors for this model, device and bank; None: no cache."""
@@ -75,7 +82,13 @@ class ModelHost:
         device = device or resolve_device(config.device)
         # bf16 and fp16 vectors differ from fp32 ones in the fourth decimal: not shared.
         arithmetic = f"{device}/{resolve_precision(config.precision, device)}"
-        return cache_file(config.cache_dir, config.model, arithmetic, self.bank.content_hash)
+        return self._file(arithmetic)
+
+    def _file(self, arithmetic: str) -> Path | None:
+        if self.config.cache_dir is None:
+            return None
+        return cache_file(self.config.cache_dir, self.config.model, arithmetic,
+                          self.bank.content_hash)  # fmt: skip
 
     def load(self, warm: bool) -> Grader:
         if self._grader is None:
@@ -84,8 +97,11 @@ class ModelHost:
             set_cpu_threads(None if config.threads is None else os.cpu_count() or 1)
             encoder: Encoder
             if config.embeddings_url:
-                encoder = RemoteEncoder(config.embeddings_url, config.model)
-                path = None  # the server computes the bank in one pass at start
+                remote = RemoteEncoder(config.embeddings_url, config.model)
+                # Replicas sharing EMBEDDING_CACHE_DIR share the file (the embed-server's vectors
+                # are an in-process encoder's, so its file is the same one too).
+                path = self._file(remote.served_as)
+                encoder = remote
                 stance_device = resolve_device(config.device)
                 stance_precision = resolve_precision(config.precision, stance_device)
             else:
@@ -111,12 +127,15 @@ class ModelHost:
             stance = load_stance_model(*where) if options.stance else None
             relevance = load_relevance_model(*where) if options.relevance else None
             grader = Grader(encoder, list(self.bank), config.options, stance, relevance)
+            self._path = path
             if warm and cold and config.background_warm:
                 # Every grade needs the calibration (all key points, about a quarter of the
-                # bank); the rest follows a question at a time (`warm_step`).
+                # bank); the rest follows a question at a time (`warm_step`), by one replica:
+                # the others wait for its file.
                 print(PREPARING_BACKGROUND, file=sys.stderr, flush=True)
                 grader.baseline()
                 self._unwarmed = list(self.bank)
+                self._lease = ComputeLease(path) if path is not None else None
             elif warm:
                 if cold:  # tens of seconds on a CPU, once: say so rather than sit silent
                     print(PREPARING, file=sys.stderr, flush=True)
@@ -148,16 +167,36 @@ class ModelHost:
 
     def warm_step(self) -> bool:
         """The vectors of the next bank question not computed yet; when none is left, store
-        them all. True while more remain."""
+        them all. True while more remain. Only the holder of the file's lease computes: another
+        replica waits (WAIT_FOR_BANK) and adopts the file once it is written, or takes the
+        lease over if its holder died."""
         grader = self.grader()
+        path, lease = self._path, self._lease
+        if self._unwarmed and lease is not None and not lease.holds():
+            # Another replica's file is adopted, never recomputed; looked for again once the
+            # lease is ours, since its holder may have written it and let go just before.
+            waiting = not lease.take()
+            stored = load_vectors(path) if path is not None else {}
+            if stored:
+                lease.release()
+                grader.encoder.remember(stored)
+                grader.warm(self._unwarmed)  # from the adopted vectors: no model pass
+                self._unwarmed, self._lease = [], None
+                log.info("question bank ready: %d texts' vectors from %s", len(stored), path)
+                return False
+            if waiting:
+                time.sleep(WAIT_FOR_BANK)
+                return True
         if self._unwarmed:
             grader.warm([self._unwarmed.pop(0)])
         if self._unwarmed:
             return True
-        path = self.cache_path(grader.encoder.device)
         vectors = grader.encoder.remembered()  # a copy, taken under the encoder's lock: once
         if path is not None:
             save_vectors(path, vectors)
+        if lease is not None:
+            lease.release()
+            self._lease = None
         log.info("question bank ready: %d texts' vectors", len(vectors))
         return False
 

@@ -34,6 +34,26 @@ class EmbeddingServiceError(RuntimeError):
     pass
 
 
+def _server_batch(info: dict[str, object]) -> int:
+    """The server's max_client_batch_size (capped at MAX_BATCH), or DEFAULT_BATCH where it does
+    not say."""
+    limit = info.get("max_client_batch_size")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
+        return min(limit, MAX_BATCH)
+    return DEFAULT_BATCH
+
+
+def server_arithmetic(info: dict[str, object], model: str) -> str:
+    """How the server computes vectors, for the key of the bank's stored vectors: "cpu/bf16"
+    as an in-process encoder would say it, where the server is `python -m bot embed-server` with
+    this model (its vectors are then the same, and so is the file); else what it reports (TEI
+    names no device), kept apart from any in-process file."""
+    dtype = info.get("model_dtype") or "unknown"
+    if info.get("model_id") == model and info.get("device"):
+        return f"{info['device']}/{dtype}"
+    return f"remote:{info.get('model_id') or 'unknown'}/{dtype}"
+
+
 class _TooLarge(Exception):
     """413: more texts in one request than the server takes."""
 
@@ -53,21 +73,19 @@ class RemoteEncoder(Encoder):
         self._token_cache: dict[str, TokenVectors] = {}
         self._cache_size = cache_size
         self._lock = Lock()
-        self.batch = self._server_batch()
+        info = self._info()
+        self.batch = _server_batch(info)
+        self.served_as = server_arithmetic(info, model)
         self.dimension = int(self._post([self.prefix + "dimension"]).shape[1])
 
-    def _server_batch(self) -> int:
-        """The server's max_client_batch_size from GET /info (capped at MAX_BATCH), or
-        DEFAULT_BATCH where it has no /info or does not say."""
+    def _info(self) -> dict[str, object]:
+        """The server's GET /info ({} where it has none or it is not an object)."""
         try:
             with urllib.request.urlopen(f"{self.url}/info", timeout=self.timeout) as reply:
                 info = json.loads(reply.read())
         except (OSError, ValueError):
-            return DEFAULT_BATCH
-        limit = info.get("max_client_batch_size") if isinstance(info, dict) else None
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
-            return min(limit, MAX_BATCH)
-        return DEFAULT_BATCH
+            return {}
+        return info if isinstance(info, dict) else {}
 
     def _post(self, inputs: list[str]) -> np.ndarray:
         body = json.dumps({"inputs": inputs, "normalize": True, "truncate": True}).encode()

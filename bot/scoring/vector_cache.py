@@ -2,6 +2,8 @@
 
 Encoding the bank takes seconds on a CPU; a restart with the same model and the same bank
 reads them back instead. A changed bank or model gets a new file; old files are left alone.
+Replicas that share the directory (a volume) share the file: whoever computes it holds a
+`ComputeLease`, and the others wait for the file instead of computing it too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 log = logging.getLogger(__name__)
 
@@ -47,3 +50,36 @@ def save_vectors(path: Path, vectors: dict[str, np.ndarray]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not write vector cache %s: %s", path, exc)
+
+
+class ComputeLease:
+    """The right to compute one bank file: an OS lock on a file beside it (filelock: flock on
+    POSIX), so the operating system releases it the moment its holder dies (a kill -9
+    included) and another process takes over; never a stale lock to clean up."""
+
+    def __init__(self, path: Path):
+        # Not thread-local: the host may be called from more than one thread over its life.
+        self._lock = FileLock(str(path) + ".lock", thread_local=False)
+        self._unlockable = False  # no lock could be made: this process computes unshared
+
+    def holds(self) -> bool:
+        return self._lock.is_locked or self._unlockable
+
+    def take(self) -> bool:
+        """True when this process holds it now (already held by it counts); never waits."""
+        if self.holds():
+            return True
+        try:
+            Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        except OSError as exc:  # no lock can be made there: compute here rather than wait
+            log.warning("cannot lock %s (%s): computing the bank here", self._lock.lock_file, exc)
+            self._unlockable = True
+            return True
+        return True
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            self._lock.release(force=True)

@@ -6,6 +6,8 @@ import asyncio
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -17,9 +19,10 @@ from bot.content.loader import QuestionBank
 from bot.priority import bulk_work
 from bot.scoring.grade_result import GradeResult
 from bot.scoring.host_config import HostConfig
-from bot.scoring.model_host import PREPARING, PREPARING_BACKGROUND
+from bot.scoring.model_host import PREPARING, PREPARING_BACKGROUND, ModelHost
+from bot.scoring.remote_encoder import server_arithmetic
 from bot.scoring.service import ScoringService
-from bot.scoring.vector_cache import cache_file, load_vectors, save_vectors
+from bot.scoring.vector_cache import ComputeLease, cache_file, load_vectors, save_vectors
 
 
 async def test_concurrent_answers_are_graded_in_batches(
@@ -244,3 +247,63 @@ async def test_a_killed_grading_process_is_replaced(bank: QuestionBank, vector_c
     assert again.score == pytest.approx(first.score, abs=0.1)
     assert worker not in list(service._pool._processes)  # type: ignore[attr-defined]
     service.close()
+
+
+def test_replicas_sharing_a_cache_dir_compute_the_bank_once(
+    tmp_path: Path, bank: QuestionBank
+) -> None:
+    """Two cold hosts on one EMBEDDING_CACHE_DIR (replicas on a shared volume): the first takes
+    the file's lease and computes the bank; the second computes nothing while it waits, then
+    adopts the file and grades as the first does."""
+    ids = ("zero-grad", "train-vs-eval")
+    small = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="two-shared")
+    config = HostConfig("bundled", "cpu", cache_dir=tmp_path, background_warm=True)
+    first, second = ModelHost(small, config), ModelHost(small, config)
+    assert first.warm_up(True) and first.warm_step()  # holds the lease, one question done
+    assert second.warm_up(True)
+    before = set(second.grader().encoder.remembered())  # the calibration only
+    assert second.warm_step()  # the lease is held: it waits
+    assert set(second.grader().encoder.remembered()) == before
+    while first.warm_step():
+        pass
+    assert not second.warm_step()  # the file is there: adopted
+    assert set(second.grader().encoder.remembered()) >= set(load_vectors(first.cache_path()))
+    question = small.questions["train-vs-eval"]
+    answer = "eval() switches dropout off and batch norm to its running statistics."
+    job = [(question, answer, "en")]
+    assert second.grade_many(job)[0].score == first.grade_many(job)[0].score
+
+
+def test_a_killed_holder_releases_the_bank_lease(tmp_path: Path) -> None:
+    """The lease is the operating system's lock: a holder killed with SIGKILL leaves nothing
+    behind that blocks the next one."""
+    path = tmp_path / "bank-vectors-x.npz"
+    script = (
+        "import sys, time; from filelock import FileLock; "
+        "lock = FileLock(sys.argv[1] + '.lock', thread_local=False); lock.acquire(); "
+        "print('held', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        lease = ComputeLease(path)
+        assert not lease.take()
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        assert lease.take()
+        lease.release()
+    finally:
+        holder.kill()
+
+
+def test_a_remote_server_shares_the_in_process_file_only_when_it_computes_the_same() -> None:
+    ours = {"model_id": "bundled", "device": "cpu", "model_dtype": "fp32"}
+    assert server_arithmetic(ours, "bundled") == "cpu/fp32"  # `embed-server`: the same vectors
+    tei = {"model_id": "intfloat/multilingual-e5-small", "model_dtype": "float16"}
+    assert server_arithmetic(tei, "intfloat/multilingual-e5-small") == (
+        "remote:intfloat/multilingual-e5-small/float16"
+    )
+    assert server_arithmetic(ours, "other") == "remote:bundled/fp32"
+    assert server_arithmetic({}, "bundled") == "remote:unknown/unknown"
