@@ -57,6 +57,7 @@ class InterviewOutbox:
                             if ask.interview_id is None
                             else None
                         ),
+                        parts_sent=answer.parts_sent,
                     )
                 )
             for ask in await repo.asked.unsent(user_id):
@@ -89,6 +90,16 @@ class InterviewOutbox:
                 update(AskedQuestion)
                 .where(AskedQuestion.id == item.ask_id)
                 .values(send_attempts=AskedQuestion.send_attempts + 1)
+            )
+
+    async def mark_part_sent(self, item: FeedbackItem, parts: int) -> None:
+        """The first `parts` parts of the feedback went out: in a transaction of its own, right
+        after Telegram accepted the last of them, so a takeover does not send them again."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(Answer)
+                .where(Answer.id == item.answer_id, Answer.status == AnswerStatus.graded)
+                .values(parts_sent=parts)
             )
 
     async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:

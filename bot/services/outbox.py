@@ -49,6 +49,7 @@ class FeedbackItem:
     # The bank question the answer reads like an answer to instead (grades.ANOTHER_QUESTION).
     answered_instead: Question | None = None
     previous: PreviousAttempt | None = None  # the question came back: the last attempt
+    parts_sent: int = 0  # parts already accepted by Telegram (a flush cut short by a kill)
 
 
 @dataclass(frozen=True)

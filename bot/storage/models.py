@@ -159,6 +159,9 @@ class Answer(Base):
     evidence: Mapped[dict[str, str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The feedback's parts that have gone out, each marked as Telegram accepts it: a flush taken
+    # over after a kill resumes after them.
+    parts_sent: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __table_args__ = (UniqueConstraint("asked_id"), Index("ix_answers_status", "status"))
 

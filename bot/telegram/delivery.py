@@ -111,6 +111,8 @@ class Delivery:
                     else None
                 )
                 for index, part in enumerate(parts):
+                    if index < item.parts_sent:  # went out before a kill cut the flush short
+                        continue
                     reply = item.reply_to if index == 0 and item.reply_to else None
                     last = await self.bot.send_message(
                         item.chat_id,
@@ -118,6 +120,8 @@ class Delivery:
                         reply_parameters=_reply(reply),
                         reply_markup=later if index == len(parts) - 1 else None,
                     )
+                    if index < len(parts) - 1:  # the last one: mark_sent, just after
+                        await self.interviews.mark_part_sent(item, index + 1)
                 return last.message_id if last else None
             message = await self.bot.send_message(
                 item.chat_id,
