@@ -44,3 +44,16 @@ DAILY_DELIVERIES = Gauge(
     registry=REGISTRY,
 )  # fmt: skip
 OPEN_ROUNDS = Gauge("bot_open_rounds", "Group rounds running", registry=REGISTRY)
+READY = Gauge(
+    "bot_ready", "1 once this replica can grade now (what /readyz says), else 0",
+    registry=REGISTRY,
+)  # fmt: skip
+TAKEOVERS = Counter(
+    "bot_update_takeovers_total",
+    "Stored updates this replica took over from one that died or stopped", registry=REGISTRY,
+)  # fmt: skip
+OUTBOX_AGE = Gauge(
+    "bot_outbox_oldest_seconds",
+    "Age of the oldest graded answer whose feedback has not gone out (all replicas); 0: none",
+    registry=REGISTRY,
+)  # fmt: skip

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from aiohttp import ClientError, ClientSession, web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -27,9 +27,16 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.clock import utcnow
-from bot.metrics import DAILY_DELIVERIES, FAILED_UPDATES, OPEN_ROUNDS, REGISTRY
-from bot.storage.models import DailyDelivery, ReceivedUpdate, Round
-from bot.storage.statuses import RUNNING_ROUND_STATUSES, DeliveryStatus
+from bot.metrics import (
+    DAILY_DELIVERIES,
+    FAILED_UPDATES,
+    OPEN_ROUNDS,
+    OUTBOX_AGE,
+    READY,
+    REGISTRY,
+)
+from bot.storage.models import Answer, DailyDelivery, ReceivedUpdate, Round
+from bot.storage.statuses import RUNNING_ROUND_STATUSES, AnswerStatus, DeliveryStatus
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +63,24 @@ async def _refresh_from_database(engine: AsyncEngine) -> None:
             .select_from(ReceivedUpdate)
             .where(ReceivedUpdate.failed_at >= utcnow() - timedelta(days=1))
         )
+        oldest = await conn.scalar(
+            select(func.min(Answer.graded_at)).where(Answer.status == AnswerStatus.graded)
+        )
     for status in DeliveryStatus:
         DAILY_DELIVERIES.labels(status.value).set(int(counts.get(status, 0)))
     OPEN_ROUNDS.set(int(rounds or 0))
     FAILED_UPDATES.set(int(failed or 0))
+    if oldest is not None and oldest.tzinfo is None:  # SQLite hands back naive UTC
+        oldest = oldest.replace(tzinfo=UTC)
+    OUTBOX_AGE.set(max(0.0, (utcnow() - oldest).total_seconds()) if oldest else 0.0)
 
 
-async def exposition(engine: AsyncEngine) -> bytes:
+async def exposition(engine: AsyncEngine, ready: Callable[[], bool] | None = None) -> bytes:
     """The text format Prometheus scrapes. What the database holds (daily deliveries by
-    status, running rounds) is read now, so every replica reports the same."""
+    status, running rounds, the outbox's oldest feedback) is read now, so every replica reports
+    the same; `ready`: this replica's readiness (None: always ready)."""
     await _refresh_from_database(engine)
+    READY.set(1 if ready is None or ready() else 0)
     return generate_latest(REGISTRY)
 
 
@@ -133,7 +148,7 @@ def ops_app(
 
     async def metrics(request: web.Request) -> web.Response:
         try:
-            body = await exposition(engine)
+            body = await exposition(engine, ready)
         except (SQLAlchemyError, OSError):
             log.exception("metrics: the database did not answer")
             return web.Response(status=503, text="database unavailable")

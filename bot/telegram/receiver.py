@@ -15,6 +15,7 @@ from aiogram.types import Update
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.clock import utcnow
+from bot.metrics import TAKEOVERS
 from bot.storage.inbox import REPLICA, UpdateInbox
 from bot.storage.leases import new_holder, release_lease, take_lease
 from bot.telegram.update_queue import FailurePolicy, UpdateQueue
@@ -65,6 +66,7 @@ class InboxReceiver(ABC):
         for _, data in left:
             self.queue.put(Update.model_validate_json(data, context={"bot": self.bot}))
         if left:
+            TAKEOVERS.inc(len(left))
             log.info("handling %d update(s) left unfinished by a stopped replica", len(left))
         return len(left)
 

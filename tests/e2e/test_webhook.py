@@ -128,6 +128,8 @@ async def test_an_interview_over_the_webhook_and_the_secret_is_checked(
         assert metrics['bot_telegram_requests_total{method="SendMessage",outcome="ok"}'] >= 3
         assert metrics["bot_grading_batch_size_count"] >= 1
         assert metrics['bot_daily_deliveries{status="sent"}'] == 0
+        # The feedback has gone out and was marked so: nothing owed, however old.
+        assert metrics["bot_outbox_oldest_seconds"] == 0
         # The same update with the secret is handled: the refusals above were the secret's.
         telegram.user(62, first_name="Eve")  # the fake knows the chat now
         assert await post(hook, forged, SECRET) == 200

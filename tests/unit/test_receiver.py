@@ -13,11 +13,13 @@ from aiogram.types import Chat, Message, Update, User
 from sqlalchemy.exc import OperationalError
 
 from bot.clock import utcnow
+from bot.metrics import REGISTRY
 from bot.storage.inbox import REPLICA, UpdateInbox
 from bot.storage.leases import take_lease
 from bot.telegram.receiver import InboxReceiver, payload
 from bot.telegram.update_queue import UpdateQueue
 
+TAKEN = "bot_update_takeovers_total"
 BOT = Bot("123456:TEST-token-for-the-receiver-tests")
 
 
@@ -75,6 +77,7 @@ async def test_after_a_kill_a_persons_stored_message_runs_before_a_new_one(sessi
     receiver = ListReceiver(inbox, [text_update(2, 42, "/skip")], sole=True)
     seen: list[int] = []
     recording(receiver, seen)
+    taken_before = REGISTRY.get_sample_value(TAKEN) or 0
     run = asyncio.create_task(receiver.run([]))
 
     async def both() -> bool:
@@ -84,6 +87,7 @@ async def test_after_a_kill_a_persons_stored_message_runs_before_a_new_one(sessi
     receiver.stop()
     await run
     assert seen == [1, 2]
+    assert REGISTRY.get_sample_value(TAKEN) == taken_before + 1
 
 
 async def test_a_receiver_beside_live_replicas_does_not_wait_for_them(sessions) -> None:
