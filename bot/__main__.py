@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
         help="only content/blind5 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
+        "--blind6",
+        action="store_true",
+        help="only content/blind6 (written blind for the 150-question bank; read once)",
+    )
+    evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
