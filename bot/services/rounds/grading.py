@@ -12,6 +12,7 @@ from bot.priority import bulk_work
 from bot.services.grades import stored_fields
 from bot.services.reviews import record_review
 from bot.services.rounds.base import RoundsBase
+from bot.services.rounds.states import answer_moving_to, question_moving_to
 from bot.storage.models import RoundAnswer, RoundQuestion
 from bot.storage.results import rowcount
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
@@ -64,7 +65,7 @@ class GradingMixin(RoundsBase):
                     update(RoundQuestion)
                     .where(
                         RoundQuestion.id == rq_id,
-                        RoundQuestion.status == RoundQuestionStatus.grading,
+                        question_moving_to(RoundQuestionStatus.graded),
                         ~pending.exists(),
                     )
                     .values(status=RoundQuestionStatus.graded)
@@ -99,7 +100,7 @@ class GradingMixin(RoundsBase):
                 update(RoundAnswer)
                 .where(
                     RoundAnswer.id == answer_id,
-                    RoundAnswer.status == RoundAnswerStatus.pending,
+                    answer_moving_to(RoundAnswerStatus.graded),
                     RoundAnswer.text == text,
                 )
                 .values(status=RoundAnswerStatus.graded, graded_at=now, **fields)

@@ -8,6 +8,7 @@ from sqlalchemy import update
 
 from bot.content.schema import Language, Level
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
+from bot.services.rounds.states import move_round, question_moving_to
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, RoundQuestion
 from bot.storage.statuses import RoundQuestionStatus, RoundStatus
@@ -91,12 +92,12 @@ class GroupsMixin(RoundsBase):
                 group.active = False
             rounds = await queries.running_rounds(session, chat_id)
             for round_ in rounds:
-                round_.status, round_.finished_at = RoundStatus.stopped, self.clock()
+                move_round(round_, RoundStatus.stopped, self.clock())
                 await session.execute(
                     update(RoundQuestion)
                     .where(
                         RoundQuestion.round_id == round_.id,
-                        RoundQuestion.status != RoundQuestionStatus.done,
+                        question_moving_to(RoundQuestionStatus.done),
                     )
                     .values(status=RoundQuestionStatus.done, closed_at=self.clock())
                 )

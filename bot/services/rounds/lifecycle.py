@@ -15,6 +15,7 @@ from bot.services.question_choice import choose_questions
 from bot.services.quiz import QUIZ_SECONDS, quiz_questions
 from bot.services.rounds.args import DEFAULT_QUESTIONS, DEFAULT_SECONDS, MAX_QUESTIONS
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
+from bot.services.rounds.states import move_question, move_round, question_moving_to
 from bot.storage import rounds_queries as queries
 from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
 from bot.storage.results import rowcount
@@ -130,11 +131,11 @@ class LifecycleMixin(RoundsBase):
             if current is not None and current.message_id is None:
                 await session.delete(current)  # never posted: nobody could answer it
                 round_.question_ids = list(round_.question_ids[: round_.position])
-                round_.status, round_.finished_at = RoundStatus.finishing, self.clock()
+                move_round(round_, RoundStatus.finishing, self.clock())
                 return True
             round_.question_ids = list(round_.question_ids[: round_.position + 1])
             if current is not None and current.status == RoundQuestionStatus.open:
-                current.status, current.closed_at = RoundQuestionStatus.grading, self.clock()
+                move_question(current, RoundQuestionStatus.grading, self.clock())
             return True
 
     async def close_current(self, chat_id: int, round_question_id: int | None = None) -> bool:
@@ -144,7 +145,7 @@ class LifecycleMixin(RoundsBase):
                 update(RoundQuestion)
                 .where(
                     RoundQuestion.chat_id == chat_id,
-                    RoundQuestion.status == RoundQuestionStatus.open,
+                    question_moving_to(RoundQuestionStatus.grading),
                     RoundQuestion.message_id.is_not(None),
                 )
                 .values(status=RoundQuestionStatus.grading, closed_at=self.clock())
@@ -172,7 +173,7 @@ class LifecycleMixin(RoundsBase):
                         update(RoundQuestion)
                         .where(
                             RoundQuestion.id == rq.id,
-                            RoundQuestion.status == RoundQuestionStatus.open,
+                            question_moving_to(RoundQuestionStatus.grading),
                         )
                         .values(status=RoundQuestionStatus.grading, closed_at=now)
                     )

@@ -23,6 +23,12 @@ from bot.services.rounds.items import (
     ScoreLine,
     Standing,
 )
+from bot.services.rounds.states import (
+    after_results,
+    move_question,
+    move_round,
+    question_moving_to,
+)
 from bot.storage import rounds_queries as queries
 from bot.storage.models import Round, RoundAnswer, RoundFeedbackOptIn, RoundQuestion, User
 from bot.storage.statuses import (
@@ -203,23 +209,21 @@ class OutboxMixin(RoundsBase):
                     "poll_id": poll_id,
                     "deadline": now + timedelta(seconds=item.seconds),
                 }
+                stmt = update(RoundQuestion).where(
+                    RoundQuestion.id == item.round_question_id,
+                    RoundQuestion.message_id.is_(None),
+                )
                 if message_id is None:  # nobody can reply to a message never posted
                     values["status"] = RoundQuestionStatus.grading
+                    stmt = stmt.where(question_moving_to(RoundQuestionStatus.grading))
                 # Conditional, not read-then-write: a /round stop that withdrew this question
                 # while it was being posted leaves no row to update, and that is fine.
-                await session.execute(
-                    update(RoundQuestion)
-                    .where(
-                        RoundQuestion.id == item.round_question_id,
-                        RoundQuestion.message_id.is_(None),
-                    )
-                    .values(**values)
-                )
+                await session.execute(stmt.values(**values))
             elif isinstance(item, ResultsItem):
                 rq = await session.get(RoundQuestion, item.round_question_id)
                 if rq is None or rq.status != RoundQuestionStatus.graded:
                     return
-                rq.status = RoundQuestionStatus.done
+                move_question(rq, RoundQuestionStatus.done, now)
                 if rq.options is None:  # quiz votes need no detailed feedback
                     opted = select(RoundFeedbackOptIn.user_id).where(RoundFeedbackOptIn.enabled)
                     await session.execute(
@@ -231,14 +235,10 @@ class OutboxMixin(RoundsBase):
                         )
                         .values(private_feedback=PrivateFeedback.owed)
                     )
+                # Sent: what follows is the round's to decide.
                 round_ = await session.get(Round, rq.round_id)
-                if round_ is None or round_.status != RoundStatus.active:
-                    return
-                round_.position = rq.position + 1
-                if round_.position < len(round_.question_ids):
+                if round_ is not None and after_results(round_, rq, now):
                     self._ask(session, round_)
-                else:
-                    round_.status = RoundStatus.finishing
             elif isinstance(item, PrivateFeedbackItem):
                 answer = await session.get(RoundAnswer, item.answer_id)
                 if answer is not None and answer.private_feedback == PrivateFeedback.owed:
@@ -248,7 +248,7 @@ class OutboxMixin(RoundsBase):
             else:
                 round_ = await session.get(Round, item.round_id)
                 if round_ is not None and round_.status == RoundStatus.finishing:
-                    round_.status, round_.finished_at = RoundStatus.finished, now
+                    move_round(round_, RoundStatus.finished, now)
 
     async def leaderboard(self, chat_id: int) -> list[Standing]:
         """The group's all-time leaderboard over every graded round answer."""
