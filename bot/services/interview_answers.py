@@ -16,6 +16,7 @@ from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.grades import stored_fields
+from bot.services.interview_states import move_answer, move_ask
 from bot.services.reviews import record_review
 from bot.storage.models import Answer, AskedQuestion
 from bot.storage.repository import Repo
@@ -124,14 +125,13 @@ class InterviewAnswers:
                 return
             for key, value in result_fields.items():
                 setattr(answer, key, value)
-            answer.status, answer.graded_at = AnswerStatus.graded, self.clock()
+            now = self.clock()
+            move_answer(answer, AnswerStatus.graded, now)
             if question is not None:
-                await record_review(
-                    session, answer.user_id, answer.question_id, answer.score, answer.graded_at
-                )
+                await record_review(session, answer.user_id, answer.question_id, answer.score, now)
             ask = await session.get(AskedQuestion, answer.asked_id)
             if ask is not None:
-                ask.status = AskStatus.answered
+                move_ask(ask, AskStatus.answered)
                 await self._advance(session, ask.interview_id)
 
     async def recover(self) -> list[int]:

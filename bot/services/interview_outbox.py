@@ -13,6 +13,7 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import ANOTHER_QUESTION
+from bot.services.interview_states import move_answer, move_interview
 from bot.services.interview_summary import build_summary
 from bot.services.outbox import FeedbackItem, OutboxItem, PreviousAttempt, QuestionItem
 from bot.services.readiness import load_readiness
@@ -107,7 +108,7 @@ class InterviewOutbox:
             if isinstance(item, FeedbackItem):
                 answer = await session.get(Answer, item.answer_id)
                 if answer is not None and answer.status == AnswerStatus.graded:
-                    answer.status = AnswerStatus.delivered
+                    move_answer(answer, AnswerStatus.delivered, self.clock())
             elif isinstance(item, QuestionItem):
                 ask = await session.get(AskedQuestion, item.ask_id)
                 if ask is not None and ask.message_id is None:
@@ -116,7 +117,7 @@ class InterviewOutbox:
             else:
                 interview = await session.get(Interview, item.interview_id)
                 if interview is not None and interview.status == InterviewStatus.finishing:
-                    interview.status = InterviewStatus.finished
+                    move_interview(interview, InterviewStatus.finished, self.clock())
 
 
 def _attempt(answer: Answer | None) -> PreviousAttempt | None:

@@ -18,6 +18,7 @@ from bot.scoring.service import ScoringService
 from bot.services.interview_answers import AnswerOutcome as AnswerOutcome  # its callers' import
 from bot.services.interview_answers import InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
+from bot.services.interview_states import move_answer, move_ask, move_interview
 from bot.services.outbox import OutboxItem
 from bot.services.question_choice import choose_questions
 from bot.services.reviews import bring_forward, due_questions, next_due, record_review
@@ -193,7 +194,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         if interview is None:
             return False
         await repo.asked.close_open(interview.id, AskStatus.closed)
-        interview.status, interview.finished_at = status, self.clock()
+        move_interview(interview, status, self.clock())
         return True
 
     async def _create(
@@ -239,7 +240,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         if interview.position < len(interview.question_ids):
             self._ask(session, interview)
         else:
-            interview.status, interview.finished_at = InterviewStatus.finishing, self.clock()
+            move_interview(interview, InterviewStatus.finishing, self.clock())
 
     async def outbox(self, user_id: int) -> list[OutboxItem]:
         await self._retire_gone(user_id)
@@ -255,12 +256,13 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
                 a for a in await repo.asked.unsent(user_id) if self.bank.get(a.question_id) is None
             ]:  # the question asked next may be gone too
                 for ask in gone:
-                    ask.status, ask.message_id = AskStatus.closed, -ask.id  # never sent
+                    move_ask(ask, AskStatus.closed)
+                    ask.message_id = -ask.id  # never sent
                     await self._advance(session, ask.interview_id)
                 await session.flush()
             for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
                 if self.bank.get(answer.question_id) is None:
-                    answer.status = AnswerStatus.delivered
+                    move_answer(answer, AnswerStatus.delivered, self.clock())
 
     async def stop(self, user_id: int) -> bool:
         """End the running interview early; its summary is owed (finishing)."""
@@ -288,7 +290,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
                     return AnswerOutcome.no_question
             if ask.status != AskStatus.open:
                 return AnswerOutcome.already_answered
-            ask.status = AskStatus.skipped
+            move_ask(ask, AskStatus.skipped)
             if self.bank.get(ask.question_id) is not None:
                 await record_review(session, user_id, ask.question_id, None, self.clock())
             await self._advance(session, ask.interview_id)

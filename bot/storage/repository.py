@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.content.schema import Language, Level
 from bot.storage.models import Answer, AskedQuestion, Interview, User
 from bot.storage.results import rowcount
-from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
+from bot.storage.statuses import ASK_MOVES, AnswerStatus, AskStatus, InterviewStatus, sources
 
 
 class UserRepo:
@@ -171,7 +171,10 @@ class AskedRepo:
         """open -> grading, atomically: only one of two racing answers wins."""
         result = await self.session.execute(
             update(AskedQuestion)
-            .where(AskedQuestion.id == ask_id, AskedQuestion.status == AskStatus.open)
+            .where(
+                AskedQuestion.id == ask_id,
+                AskedQuestion.status.in_(sources(ASK_MOVES, AskStatus.grading)),
+            )
             .values(status=AskStatus.grading)
         )
         return rowcount(result) == 1
@@ -180,7 +183,9 @@ class AskedRepo:
         await self.session.execute(
             update(AskedQuestion)
             .where(
-                AskedQuestion.interview_id == interview_id, AskedQuestion.status == AskStatus.open
+                AskedQuestion.interview_id == interview_id,
+                AskedQuestion.status == AskStatus.open,
+                AskedQuestion.status.in_(sources(ASK_MOVES, status)),
             )
             .values(status=status)
         )

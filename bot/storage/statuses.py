@@ -1,4 +1,4 @@
-"""Every stored status (and a round's kind), in one place.
+"""Every stored status (and a round's kind), and which status may follow which, in one place.
 
 StrEnum members are their strings: they compare equal to the values read back from the database,
 and bind as plain text. Alembic revisions keep literal strings: they are history.
@@ -6,7 +6,9 @@ and bind as plain text. Alembic revisions keep literal strings: they are history
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import TypeVar
 
 
 class InterviewStatus(StrEnum):
@@ -88,3 +90,58 @@ class DeliveryStatus(StrEnum):
     sending = "sending"
     sent = "sent"
     failed = "failed"
+
+
+# --- which status may follow which (the services move rows: bot/services/interview_states.py,
+# bot/services/rounds/states.py; a conditional UPDATE moves a row only from a state allowed to)
+
+E = TypeVar("E", bound=StrEnum)
+
+INTERVIEW_MOVES: Mapping[InterviewStatus, frozenset[InterviewStatus]] = {
+    InterviewStatus.active: frozenset({InterviewStatus.finishing, InterviewStatus.stopped}),
+    InterviewStatus.finishing: frozenset({InterviewStatus.finished}),
+    InterviewStatus.finished: frozenset(),
+    InterviewStatus.stopped: frozenset(),
+}
+ASK_MOVES: Mapping[AskStatus, frozenset[AskStatus]] = {
+    AskStatus.open: frozenset({AskStatus.grading, AskStatus.skipped, AskStatus.closed}),
+    AskStatus.grading: frozenset({AskStatus.answered}),
+    AskStatus.answered: frozenset(),
+    AskStatus.skipped: frozenset(),
+    AskStatus.closed: frozenset(),
+}
+ANSWER_MOVES: Mapping[AnswerStatus, frozenset[AnswerStatus]] = {
+    AnswerStatus.pending: frozenset({AnswerStatus.graded}),
+    AnswerStatus.graded: frozenset({AnswerStatus.delivered}),
+    AnswerStatus.delivered: frozenset(),
+}
+ROUND_MOVES: Mapping[RoundStatus, frozenset[RoundStatus]] = {
+    RoundStatus.active: frozenset({RoundStatus.finishing, RoundStatus.stopped}),
+    RoundStatus.finishing: frozenset({RoundStatus.finished, RoundStatus.stopped}),
+    RoundStatus.finished: frozenset(),
+    RoundStatus.stopped: frozenset(),
+}
+ROUND_QUESTION_MOVES: Mapping[RoundQuestionStatus, frozenset[RoundQuestionStatus]] = {
+    RoundQuestionStatus.open: frozenset({RoundQuestionStatus.grading, RoundQuestionStatus.done}),
+    RoundQuestionStatus.grading: frozenset({RoundQuestionStatus.graded, RoundQuestionStatus.done}),
+    RoundQuestionStatus.graded: frozenset({RoundQuestionStatus.done}),
+    RoundQuestionStatus.done: frozenset(),
+}
+ROUND_ANSWER_MOVES: Mapping[RoundAnswerStatus, frozenset[RoundAnswerStatus]] = {
+    RoundAnswerStatus.pending: frozenset({RoundAnswerStatus.graded}),
+    RoundAnswerStatus.graded: frozenset(),
+}
+
+
+class IllegalMove(RuntimeError):
+    """A status change its state machine does not allow: a bug, never the user's doing."""
+
+
+def sources(moves: Mapping[E, frozenset[E]], to: E) -> frozenset[E]:
+    """The states from which `to` may be reached."""
+    return frozenset(state for state, targets in moves.items() if to in targets)
+
+
+def check_move(moves: Mapping[E, frozenset[E]], source: E, to: E) -> None:
+    if to not in moves[source]:
+        raise IllegalMove(f"{type(to).__name__}: {source.value} -> {to.value}")

@@ -1,6 +1,6 @@
-"""A group round's three state machines in one place: which status may follow which, and what a
-move records. Every status write in bot/services/rounds goes through here, either on a loaded
-row (`move_round`, `move_question`) or as the condition of a conditional UPDATE
+"""A group round's three state machines: what each move records (which status may follow which
+is bot/storage/statuses.py). Every status write in bot/services/rounds goes through here, on a
+loaded row (`move_round`, `move_question`) or as the condition of a conditional UPDATE
 (`question_moving_to`, `answer_moving_to`: the row moves only from a state allowed to), so two
 replicas racing for one move cannot both make it.
 
@@ -11,59 +11,32 @@ replicas racing for one move cannot both make it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from enum import StrEnum
-from typing import TypeVar
 
 from sqlalchemy import ColumnElement
 
 from bot.storage.models import Round, RoundAnswer, RoundQuestion
-from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus, RoundStatus
-
-S = TypeVar("S", bound=StrEnum)
-
-ROUND_MOVES: Mapping[RoundStatus, frozenset[RoundStatus]] = {
-    RoundStatus.active: frozenset({RoundStatus.finishing, RoundStatus.stopped}),
-    RoundStatus.finishing: frozenset({RoundStatus.finished, RoundStatus.stopped}),
-    RoundStatus.finished: frozenset(),
-    RoundStatus.stopped: frozenset(),
-}
-QUESTION_MOVES: Mapping[RoundQuestionStatus, frozenset[RoundQuestionStatus]] = {
-    RoundQuestionStatus.open: frozenset({RoundQuestionStatus.grading, RoundQuestionStatus.done}),
-    RoundQuestionStatus.grading: frozenset({RoundQuestionStatus.graded, RoundQuestionStatus.done}),
-    RoundQuestionStatus.graded: frozenset({RoundQuestionStatus.done}),
-    RoundQuestionStatus.done: frozenset(),
-}
-ANSWER_MOVES: Mapping[RoundAnswerStatus, frozenset[RoundAnswerStatus]] = {
-    RoundAnswerStatus.pending: frozenset({RoundAnswerStatus.graded}),
-    RoundAnswerStatus.graded: frozenset(),
-}
-
-
-class IllegalMove(RuntimeError):
-    """A status change the state machine does not allow: a bug, never the user's doing."""
-
-
-def sources(moves: Mapping[S, frozenset[S]], to: S) -> frozenset[S]:
-    """The states from which `to` may be reached."""
-    return frozenset(state for state, targets in moves.items() if to in targets)
-
-
-def _check(moves: Mapping[S, frozenset[S]], source: S, to: S) -> None:
-    if to not in moves[source]:
-        raise IllegalMove(f"{type(to).__name__}: {source.value} -> {to.value}")
+from bot.storage.statuses import (
+    ROUND_ANSWER_MOVES,
+    ROUND_MOVES,
+    ROUND_QUESTION_MOVES,
+    RoundAnswerStatus,
+    RoundQuestionStatus,
+    RoundStatus,
+    check_move,
+    sources,
+)
 
 
 def move_round(round_: Round, to: RoundStatus, now: datetime) -> None:
     """Every move of a round ends its running part: finished_at is when it did."""
-    _check(ROUND_MOVES, round_.status, to)
+    check_move(ROUND_MOVES, round_.status, to)
     round_.status, round_.finished_at = to, now
 
 
 def move_question(question: RoundQuestion, to: RoundQuestionStatus, now: datetime) -> None:
     """closed_at is when an open question stopped taking answers."""
-    _check(QUESTION_MOVES, question.status, to)
+    check_move(ROUND_QUESTION_MOVES, question.status, to)
     if question.status == RoundQuestionStatus.open:
         question.closed_at = now
     question.status = to
@@ -71,12 +44,12 @@ def move_question(question: RoundQuestion, to: RoundQuestionStatus, now: datetim
 
 def question_moving_to(to: RoundQuestionStatus) -> ColumnElement[bool]:
     """The condition of an UPDATE that moves questions to `to`."""
-    return RoundQuestion.status.in_(sources(QUESTION_MOVES, to))
+    return RoundQuestion.status.in_(sources(ROUND_QUESTION_MOVES, to))
 
 
 def answer_moving_to(to: RoundAnswerStatus) -> ColumnElement[bool]:
     """The condition of an UPDATE that moves answers to `to`."""
-    return RoundAnswer.status.in_(sources(ANSWER_MOVES, to))
+    return RoundAnswer.status.in_(sources(ROUND_ANSWER_MOVES, to))
 
 
 def after_results(round_: Round, question: RoundQuestion, now: datetime) -> bool:
