@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind6",
         action="store_true",
-        help="only content/blind6 (written blind for the 150-question bank; read once)",
+        help="only content/blind6 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
