@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
         help="only content/blind6 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
+        "--blind7",
+        action="store_true",
+        help="only content/blind7 (written blind for the 150-question bank; not read yet)",
+    )
+    evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
