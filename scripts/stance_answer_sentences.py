@@ -1,5 +1,7 @@
-"""Writes content/stance/answers.jsonl: sentences of real labelled answers (content/eval and
-content/heldout, never content/blind*) as stance training examples.
+"""Writes content/stance/answers.jsonl: sentences of real labelled answers as stance training
+examples: content/eval and content/heldout, and the blind sets once they are spent (read once
+for their published figure: blind2 to blind6). Never content/blind (the stance thresholds are
+chosen on it) nor a blind set not read yet.
 
 - asserts: per answer labelled with a pitfall, the one sentence that states it: the sentence
   with the highest P(asserts) + sigmoid(head logit) for that pitfall under the stance model and
@@ -9,13 +11,17 @@ content/heldout, never content/blind*) as stance training examples.
   every such pair the stance model gives P(asserts) >= HARD, and a seeded SHARE of the others.
 
 Run once, with the first stance model (commit 89142ed): `.venv/bin/python
-scripts/stance_answer_sentences.py`. Rerunning it with a later model selects other sentences.
+scripts/stance_answer_sentences.py`. Rerunning it with a later model selects other sentences, so
+a later run names the sets it adds and keeps every other set's rows as they are:
+`.venv/bin/python scripts/stance_answer_sentences.py blind2 blind3 blind4 blind5 blind6` (on
+2026-12-03 at 330ef7d, with the stance model and head of that commit).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,11 +103,21 @@ def readings(sets: tuple[str, ...] = SETS) -> list[dict[str, Any]]:
     return result
 
 
-def main() -> None:
-    rows = list(select(readings()))
+def main(sets: tuple[str, ...] = SETS) -> None:
+    from bot.content.stance import ANSWER_SOURCES
+
+    assert all(name in ANSWER_SOURCES for name in sets), f"only {ANSWER_SOURCES}"
+    kept = []
+    if OUT.exists():
+        kept = [
+            r
+            for r in map(json.loads, OUT.read_text("utf-8").splitlines())
+            if r["source"] not in sets
+        ]
+    rows = kept + list(select(readings(sets)))
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
-    print(f"{len(rows)} sentences -> {OUT}")
+    print(f"{len(rows)} sentences ({len(rows) - len(kept)} from {', '.join(sets)}) -> {OUT}")
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(sys.argv[1:]) or SETS)

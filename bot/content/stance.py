@@ -22,6 +22,10 @@ from bot.content.schema import LANGUAGES, Strict
 DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
 # Sentences of real labelled answers (scripts/stance_answer_sentences.py).
 ANSWERS_FILE = "answers.jsonl"
+# The labelled answer sets whose sentences may train the stance model: the tuning sets, and the
+# blind sets once read for their published figure. Never content/blind (the stance thresholds
+# are chosen on it) nor a blind set not read yet.
+ANSWER_SOURCES = ("eval", "heldout", "blind2", "blind3", "blind4", "blind5", "blind6")
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
 MINIMUM = {"asserts": 4, "rejects": 4, "neither": 2}
@@ -57,8 +61,8 @@ class StanceFile(Strict):
 
 
 class AnswerSentence(Strict):
-    """A sentence of a labelled answer of content/eval or content/heldout, with its stance on
-    one pitfall of its question."""
+    """A sentence of a labelled answer of one of ANSWER_SOURCES, with its stance on one pitfall
+    of its question."""
 
     question: str
     pitfall: str

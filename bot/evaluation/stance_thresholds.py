@@ -5,10 +5,11 @@ P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head
 answers that hold no misconception get a flag (then the fewest false flags), and written into the
 artefact's stance.json with the figures.
 
-content/blind, because the stance model is trained on sentences of content/eval and
-content/heldout (content/stance/answers.jsonl): thresholds fitted there would be fitted to what
-the model has learnt by heart. The figures on blind are in-sample for the thresholds; those on
-eval and heldout, printed beside them, are in-sample for the model. Never content/blind2 or 3.
+content/blind, because the stance model is trained on sentences of content/eval,
+content/heldout and the spent blind sets (content/stance/answers.jsonl; never content/blind):
+thresholds fitted there would be fitted to what the model has learnt by heart. The figures on
+blind are in-sample for the thresholds; those on eval and heldout, printed beside them, are
+in-sample for the model. Never a blind set still to be read.
 """
 
 from __future__ import annotations

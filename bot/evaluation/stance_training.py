@@ -143,7 +143,8 @@ def render_card(data: dict[str, Any]) -> str:
         "  embedding matrix and the base weights are frozen. The artefact is the adapter and the",
         "  head (`bot/scoring/stance/weights/`, sha256 in `stance.json`).",
         "- Data: `content/stance/` (written blind from the bank), sentences of real labelled",
-        "  answers of content/eval and content/heldout (`content/stance/answers.jsonl`), and",
+        "  answers of content/eval, content/heldout and the spent blind sets",
+        "  (`content/stance/answers.jsonl`), and",
         "  pairs built from the bank (corrections as rejects, key points and other pitfalls'",
         "  assertions as neither).",
     ]

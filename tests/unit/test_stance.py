@@ -11,6 +11,7 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from bot.content.stance import (
+    ANSWER_SOURCES,
     ANSWERS_FILE,
     MINIMUM,
     Examples,
@@ -204,7 +205,9 @@ def test_real_answer_sentences_become_pairs_only_for_kept_pitfalls(
 def test_the_committed_answer_sentences_name_bank_pitfalls(bank: QuestionBank) -> None:
     rows = load_answer_sentences()
     assert {r.label for r in rows} == {"asserts", "neither"}
-    assert {r.source for r in rows} <= {"eval", "heldout"}  # never a blind set
+    assert {r.source for r in rows} <= set(ANSWER_SOURCES)
+    # Never the set the thresholds are chosen on, nor the blind set still to be read.
+    assert not {"blind", "blind7"} & set(ANSWER_SOURCES)
     for r in rows:
         bank.questions[r.question].pitfall(r.pitfall)  # raises where the bank lacks it
 
