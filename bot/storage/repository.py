@@ -184,8 +184,7 @@ class AskedRepo:
             update(AskedQuestion)
             .where(
                 AskedQuestion.interview_id == interview_id,
-                AskedQuestion.status == AskStatus.open,
-                AskedQuestion.status.in_(sources(ASK_MOVES, status)),
+                AskedQuestion.status.in_(sources(ASK_MOVES, status)),  # open, for closed/skipped
             )
             .values(status=status)
         )
