@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
-from typing import cast
 
-from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, aware, utcnow
 from bot.content.loader import QuestionBank
-from bot.storage.models import AskedQuestion, DailyDelivery, DailySubscription
-
-# Core tables for the hot UPDATEs: the ORM's bulk-update machinery costs milliseconds each.
-DELIVERIES = cast(Table, DailyDelivery.__table__)
-SUBSCRIPTIONS = cast(Table, DailySubscription.__table__)
-ASKS = cast(Table, AskedQuestion.__table__)
 
 DEFAULT_GRACE = timedelta(hours=3)
 

@@ -5,17 +5,11 @@ subscription stops. Part of DailyService."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from bot.services.daily.base import ASKS, DELIVERIES, SUBSCRIPTIONS, DailyBase
+from bot.services.daily.base import DailyBase
 from bot.services.daily.queue import DailyJob, DeliveryOutcome
-from bot.storage.models import DailyDelivery, DailySubscription
-from bot.storage.results import rowcount
-from bot.storage.statuses import AskStatus, DeliveryStatus
+from bot.storage.daily_deliveries import DailyAsk, DeliveryRepo
+from bot.storage.daily_subscriptions import SubscriptionRepo
 
 
 class DeliveryOutcomesMixin(DailyBase):
@@ -31,116 +25,39 @@ class DeliveryOutcomesMixin(DailyBase):
         An outcome of a user who confirmed /forget meanwhile finds no rows: they are gone with
         the user, asks included."""
         now = self.now()
-        sent = [o for o in outcomes if o.message_id is not None]
+        sent = [(o.job, o.message_id) for o in outcomes if o.message_id is not None]
         async with self.sessions() as session, session.begin():
+            rows = DeliveryRepo(session)
             if sent:
                 # Settle the deliveries before reading them back: this first write takes
                 # SQLite's lock, and on PostgreSQL waits for a /forget that deleted a row to
                 # commit, so the rows read next stay until this commits.
-                await session.execute(
-                    update(DELIVERIES)
-                    .where(
-                        DELIVERIES.c.id == bindparam("did"),
-                        DELIVERIES.c.claim_token == bindparam("token"),
-                    )
-                    .values(
-                        status=DeliveryStatus.sent,
-                        message_id=bindparam("mid"),
-                        sent_at=now,
-                        reason=None,
-                    ),
+                await rows.mark_sent([(job.claim, mid) for job, mid in sent], now)
+                asks = await rows.asks_of([job.claim for job, _ in sent])
+                await rows.set_message_ids(
                     [
-                        {"did": o.job.delivery_id, "token": o.job.token, "mid": o.message_id}
-                        for o in sent
-                    ],
+                        (aid, mid)
+                        for job, mid in sent
+                        if (aid := asks.get(job.delivery_id)) is not None
+                    ]
                 )
-                tokens = {o.job.delivery_id: o.job.token for o in sent}
-                asks = {
-                    did: aid
-                    for did, aid, token in await session.execute(
-                        select(
-                            DELIVERIES.c.id, DELIVERIES.c.ask_id, DELIVERIES.c.claim_token
-                        ).where(DELIVERIES.c.id.in_(tokens))
-                    )
-                    if tokens[did] == token
-                }
-                linked = [o for o in sent if asks.get(o.job.delivery_id) is not None]
-                unlinked = [
-                    o for o in sent if o.job.delivery_id in asks and asks[o.job.delivery_id] is None
-                ]
-                if linked:
-                    await session.execute(
-                        update(ASKS)
-                        .where(ASKS.c.id == bindparam("aid"), ASKS.c.message_id.is_(None))
-                        .values(message_id=bindparam("mid")),
-                        [{"aid": asks[o.job.delivery_id], "mid": o.message_id} for o in linked],
-                    )
                 # A delivery started without an ask (before asks were made at start_sending)
                 # gets one now; one whose row is gone was forgotten (/forget).
-                await self._ask_for(session, unlinked, now)
+                await rows.add_asks(
+                    [
+                        DailyAsk(job.claim, job.user_id, job.chat_id, job.question.id, mid)
+                        for job, mid in sent
+                        if job.delivery_id in asks and asks[job.delivery_id] is None
+                    ],
+                    now,
+                )
             for outcome in outcomes:
                 if outcome.message_id is not None:
                     continue
                 reason = (outcome.reason or "error: unknown")[:200]
-                ask_id = await session.scalar(
-                    select(DailyDelivery.ask_id).where(
-                        DailyDelivery.id == outcome.job.delivery_id,
-                        DailyDelivery.claim_token == outcome.job.token,
-                    )
-                )
-                values: dict[str, Any] = {"status": DeliveryStatus.failed, "reason": reason}
-                if ask_id is not None:
-                    # Never sent: never answerable, never owed. One already answered stays.
-                    dropped = await session.execute(
-                        delete(ASKS).where(ASKS.c.id == ask_id, ASKS.c.status == AskStatus.open)
-                    )
-                    if rowcount(dropped):
-                        values["ask_id"] = None
-                await session.execute(
-                    update(DELIVERIES)
-                    .where(
-                        DailyDelivery.id == outcome.job.delivery_id,
-                        DailyDelivery.claim_token == outcome.job.token,
-                    )
-                    .values(**values)
-                )
+                # Never sent: never answerable, never owed. An ask already answered stays.
+                await rows.fail(outcome.job.claim, reason)
                 if outcome.deactivate:
-                    await session.execute(
-                        update(SUBSCRIPTIONS)
-                        .where(DailySubscription.user_id == outcome.job.user_id)
-                        .values(active=False, stopped_reason=reason, updated_at=now)
+                    await SubscriptionRepo(session).stop(
+                        outcome.job.user_id, reason, now, only_active=False
                     )
-
-    async def _ask_for(
-        self, session: AsyncSession, sent: Sequence[DeliveryOutcome], now: datetime
-    ) -> None:
-        if not sent:
-            return
-        ask_ids = await session.scalars(
-            insert(ASKS).returning(ASKS.c.id, sort_by_parameter_order=True),
-            [
-                {
-                    "user_id": o.job.user_id,
-                    "chat_id": o.job.chat_id,
-                    "question_id": o.job.question.id,
-                    "interview_id": None,
-                    "position": 0,
-                    "message_id": o.message_id,
-                    "status": AskStatus.open,
-                    "asked_at": now,
-                }
-                for o in sent
-            ],
-        )
-        await session.execute(
-            update(DELIVERIES)
-            .where(
-                DELIVERIES.c.id == bindparam("did"),
-                DELIVERIES.c.claim_token == bindparam("token"),
-            )
-            .values(ask_id=bindparam("aid")),
-            [
-                {"did": o.job.delivery_id, "token": o.job.token, "aid": aid}
-                for o, aid in zip(sent, ask_ids.all(), strict=True)
-            ],
-        )

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import update
-
-from bot.services.daily.base import DELIVERIES
 from bot.services.daily.outcomes import DeliveryOutcomesMixin
 from bot.services.daily.queue import REASON_BLOCKED, DeliveryQueueMixin
 from bot.services.daily.subscriptions import SubscriptionsMixin
-from bot.storage.models import DailyDelivery
-from bot.storage.statuses import DeliveryStatus
+from bot.storage.daily_deliveries import DeliveryRepo
 
 
 class DailyService(SubscriptionsMixin, DeliveryQueueMixin, DeliveryOutcomesMixin):
@@ -21,12 +17,5 @@ class DailyService(SubscriptionsMixin, DeliveryQueueMixin, DeliveryOutcomesMixin
     async def deactivate(self, user_id: int, reason: str = REASON_BLOCKED) -> bool:
         """The user blocked the bot: stop at once, and fail what was due but not yet tried."""
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(DELIVERIES)
-                .where(
-                    DailyDelivery.user_id == user_id,
-                    DailyDelivery.status.in_((DeliveryStatus.pending, DeliveryStatus.claimed)),
-                )
-                .values(status=DeliveryStatus.failed, reason=reason)
-            )
+            await DeliveryRepo(session).fail_untried(user_id, reason)
         return await self.unsubscribe(user_id, reason)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.storage.models import AskedQuestion, DailyDelivery
+from bot.storage.daily_subscriptions import SubscriptionRepo
 from bot.storage.statuses import AskStatus, DeliveryStatus
 
 
@@ -26,15 +25,7 @@ async def streak(session: AsyncSession, user_id: int) -> int:
 
     Today's question still open does not break it; a day the bot failed to deliver is neutral.
     """
-    rows = (
-        await session.execute(
-            select(DailyDelivery.local_date, DailyDelivery.status, AskedQuestion.status)
-            .outerjoin(AskedQuestion, AskedQuestion.id == DailyDelivery.ask_id)
-            .where(DailyDelivery.user_id == user_id)
-            .order_by(DailyDelivery.local_date.desc())
-            .limit(400)
-        )
-    ).all()
+    rows = await SubscriptionRepo(session).recent_days(user_id)
     count, later = 0, None
     for index, (day, status, ask_status) in enumerate(rows):
         if later is not None and not _adjacent(day, later):
@@ -51,5 +42,5 @@ async def streak(session: AsyncSession, user_id: int) -> int:
 
 async def daily_streak_for_ask(session: AsyncSession, ask_id: int) -> int | None:
     """The streak to show with feedback, if this ask is a daily question (else None)."""
-    row = await session.scalar(select(DailyDelivery.user_id).where(DailyDelivery.ask_id == ask_id))
-    return None if row is None else await streak(session, int(row))
+    user_id = await SubscriptionRepo(session).subscriber_of_ask(ask_id)
+    return None if user_id is None else await streak(session, user_id)

@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, time
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
 from bot.content.schema import Level
-from bot.services.daily.base import SUBSCRIPTIONS, DailyBase
+from bot.services.daily.base import DailyBase
 from bot.services.daily.streaks import streak
 from bot.services.schedule import local_date, next_due, parse_time, parse_timezone
-from bot.storage.models import DailyDelivery, DailySubscription, User
-from bot.storage.results import rowcount
+from bot.storage.daily_subscriptions import SubscriptionRepo
+from bot.storage.models import DailySubscription, User
 
 
 @dataclass(frozen=True)
@@ -41,11 +40,12 @@ class SubscriptionsMixin(DailyBase):
         now = self.now()
         tz = parse_timezone(tz) if tz is not None else None
         async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
+            subs = SubscriptionRepo(session)
+            sub = await subs.get(user_id)
             given = tz is not None or sub is not None
             if sub is None:
                 sub = DailySubscription(user_id=user_id, timezone=tz or "UTC")
-                session.add(sub)
+                subs.add(sub)
             elif tz is not None:
                 sub.timezone = tz
             sub.chat_id = chat_id
@@ -62,16 +62,11 @@ class SubscriptionsMixin(DailyBase):
 
     async def unsubscribe(self, user_id: int, reason: str | None = None) -> bool:
         async with self.sessions() as session, session.begin():
-            result = await session.execute(
-                update(SUBSCRIPTIONS)
-                .where(DailySubscription.user_id == user_id, DailySubscription.active.is_(True))
-                .values(active=False, stopped_reason=reason, updated_at=self.now())
-            )
-            return rowcount(result) == 1
+            return await SubscriptionRepo(session).stop(user_id, reason, self.now())
 
     async def view(self, user_id: int) -> SubscriptionView | None:
         async with self.sessions() as session:
-            sub = await session.get(DailySubscription, user_id)
+            sub = await SubscriptionRepo(session).get(user_id)
             return await self._view(session, sub) if sub is not None else None
 
     async def update(
@@ -79,7 +74,7 @@ class SubscriptionsMixin(DailyBase):
     ) -> SubscriptionView | None:
         now = self.now()
         async with self.sessions() as session, session.begin():
-            sub = await session.get(DailySubscription, user_id)
+            sub = await SubscriptionRepo(session).get(user_id)
             if sub is None:
                 return None
             if level is not None:
@@ -125,16 +120,7 @@ async def _next_free_due(
     that already has one (today's question came, or failed) gets nothing more: naming it would
     promise a delivery the scheduler never makes."""
     due = next_due(now, at, tz, weekdays_only)
-    taken = set(
-        (
-            await session.scalars(
-                select(DailyDelivery.local_date).where(
-                    DailyDelivery.user_id == user_id,
-                    DailyDelivery.local_date >= local_date(due, tz),  # ISO dates sort as text
-                )
-            )
-        ).all()
-    )
+    taken = await SubscriptionRepo(session).dates_with_rows(user_id, local_date(due, tz))
     while local_date(due, tz) in taken:  # ends: the dates only grow, the taken ones are few
         due = next_due(due, at, tz, weekdays_only)
     return due
