@@ -12,14 +12,13 @@ import io
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import aware
 from bot.content.loader import QuestionBank
 from bot.content.schema import Language
 from bot.services.quiz import option_text
-from bot.storage.models import Answer, RoundAnswer, RoundQuestion
+from bot.storage.answer_history import answers_of
 from bot.verdicts import Verdict
 
 QUIZ = "quiz"  # HistoryRow.where of a quiz-poll vote
@@ -55,21 +54,8 @@ async def history(
     sessions: async_sessionmaker[AsyncSession], bank: QuestionBank, user_id: int, lang: Language
 ) -> list[HistoryRow]:
     async with sessions() as session:
-        private = (
-            await session.execute(
-                select(Answer.created_at, Answer.question_id, Answer.score, Answer.verdict,
-                       Answer.text).where(Answer.user_id == user_id)
-            )
-        ).all()  # fmt: skip
-        group = (
-            await session.execute(
-                select(RoundAnswer.answered_at, RoundQuestion.question_id, RoundAnswer.score,
-                       RoundAnswer.verdict, RoundAnswer.text, RoundQuestion.options)
-                .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
-                .where(RoundAnswer.user_id == user_id)
-            )
-        ).all()  # fmt: skip
-    found = [("private", *r, None) for r in private] + [("group", *r) for r in group]
+        private, group = await answers_of(session, user_id)
+    found = [("private", *r) for r in private] + [("group", *r) for r in group]
     rows = []
     for where, when, question_id, score, verdict, text, options in found:
         question = bank.get(question_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.clock import Clock
@@ -87,21 +86,13 @@ class InterviewOutbox:
     async def begin_send(self, item: QuestionItem) -> None:
         """Count a send of the question message before it goes out (see send_attempts)."""
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(AskedQuestion)
-                .where(AskedQuestion.id == item.ask_id)
-                .values(send_attempts=AskedQuestion.send_attempts + 1)
-            )
+            await Repo(session).asked.count_send(item.ask_id)
 
     async def mark_part_sent(self, item: FeedbackItem, parts: int) -> None:
         """The first `parts` parts of the feedback went out: in a transaction of its own, right
         after Telegram accepted the last of them, so a takeover does not send them again."""
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(Answer)
-                .where(Answer.id == item.answer_id, Answer.status == AnswerStatus.graded)
-                .values(parts_sent=parts)
-            )
+            await Repo(session).answers.mark_parts_sent(item.answer_id, parts)
 
     async def mark_sent(self, item: OutboxItem, message_id: int | None) -> None:
         async with self.sessions() as session, session.begin():

@@ -204,6 +204,14 @@ class AskedRepo:
         stmt = select(AskedQuestion).where(AskedQuestion.interview_id == interview_id)
         return (await self.session.scalars(stmt.order_by(AskedQuestion.position))).all()
 
+    async def count_send(self, ask_id: int) -> None:
+        """One more send of the question's message begun (see AskedQuestion.send_attempts)."""
+        await self.session.execute(
+            update(AskedQuestion)
+            .where(AskedQuestion.id == ask_id)
+            .values(send_attempts=AskedQuestion.send_attempts + 1)
+        )
+
 
 class AnswerRepo:
     def __init__(self, session: AsyncSession):
@@ -254,6 +262,14 @@ class AnswerRepo:
             .group_by(Answer.question_id)
         )
         return {qid: int(n) for qid, n in (await self.session.execute(stmt)).all()}
+
+    async def mark_parts_sent(self, answer_id: int, parts: int) -> None:
+        """The first `parts` parts of a graded answer's feedback went out."""
+        await self.session.execute(
+            update(Answer)
+            .where(Answer.id == answer_id, Answer.status == AnswerStatus.graded)
+            .values(parts_sent=parts)
+        )
 
     async def users_with_pending_work(self) -> list[int]:
         owed = (AnswerStatus.pending, AnswerStatus.graded)

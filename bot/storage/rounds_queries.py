@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.storage.models import Round, RoundAnswer, RoundQuestion
-from bot.storage.statuses import RUNNING_ROUND_STATUSES, RoundAnswerStatus, RoundStatus
+from bot.content.schema import Language
+from bot.storage.models import Round, RoundAnswer, RoundQuestion, User
+from bot.storage.statuses import (
+    RUNNING_ROUND_STATUSES,
+    PrivateFeedback,
+    RoundAnswerStatus,
+    RoundQuestionStatus,
+    RoundStatus,
+)
 
 
 @dataclass(frozen=True)
@@ -125,3 +133,120 @@ async def graded_totals(
         GradedTotal(int(user), names.get(int(user)), float(total or 0.0), int(count))
         for user, total, count, _ in rows
     ]
+
+
+async def question_by_message(
+    session: AsyncSession, chat_id: int, message_id: int, *, lock: bool = False
+) -> RoundQuestion | None:
+    """The round question posted as this message. `lock`: FOR UPDATE (PostgreSQL; SQLite has
+    one writer anyway), so closing the question waits for the caller's transaction."""
+    stmt = select(RoundQuestion).where(
+        RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == message_id
+    )
+    return await session.scalar(stmt.with_for_update() if lock else stmt)
+
+
+async def question_by_poll(session: AsyncSession, poll_id: str) -> RoundQuestion | None:
+    return await session.scalar(select(RoundQuestion).where(RoundQuestion.poll_id == poll_id))
+
+
+async def question_at(session: AsyncSession, round_id: int, position: int) -> RoundQuestion | None:
+    return await session.scalar(
+        select(RoundQuestion).where(
+            RoundQuestion.round_id == round_id, RoundQuestion.position == position
+        )
+    )
+
+
+async def questions_with_status(
+    session: AsyncSession, chat_id: int | None, status: RoundQuestionStatus, *, posted: bool = False
+) -> Sequence[RoundQuestion]:
+    """The questions in `status` (of one group, or of all with `chat_id` None); `posted`: only
+    those whose message went out."""
+    stmt = select(RoundQuestion).where(RoundQuestion.status == status)
+    if chat_id is not None:
+        stmt = stmt.where(RoundQuestion.chat_id == chat_id)
+    if posted:
+        stmt = stmt.where(RoundQuestion.message_id.is_not(None))
+    return (await session.scalars(stmt)).all()
+
+
+async def answer_of(
+    session: AsyncSession, round_question_id: int, user_id: int
+) -> RoundAnswer | None:
+    return await session.scalar(
+        select(RoundAnswer).where(
+            RoundAnswer.round_question_id == round_question_id, RoundAnswer.user_id == user_id
+        )
+    )
+
+
+async def answers_to(session: AsyncSession, round_question_id: int) -> Sequence[RoundAnswer]:
+    return (
+        await session.scalars(
+            select(RoundAnswer).where(RoundAnswer.round_question_id == round_question_id)
+        )
+    ).all()
+
+
+def pending_answers(round_question_id: int) -> Select[int]:
+    """The ids of the question's answers still to grade, as a statement (to read or test)."""
+    return select(RoundAnswer.id).where(
+        RoundAnswer.round_question_id == round_question_id,
+        RoundAnswer.status == RoundAnswerStatus.pending,
+    )
+
+
+async def pending_answer_ids(session: AsyncSession, round_question_id: int) -> list[int]:
+    return list(await session.scalars(pending_answers(round_question_id)))
+
+
+@dataclass(frozen=True)
+class RoundWork:
+    """What may make a group due: its running questions (chat, status, deadline), and the
+    groups owed a leaderboard or private feedback."""
+
+    questions: Sequence[tuple[int, RoundQuestionStatus, datetime | None]]
+    owed: set[int]
+
+
+async def round_work(session: AsyncSession) -> RoundWork:
+    questions = (
+        await session.execute(
+            select(RoundQuestion.chat_id, RoundQuestion.status, RoundQuestion.deadline)
+            .join(Round, Round.id == RoundQuestion.round_id)
+            .where(
+                Round.status == RoundStatus.active, RoundQuestion.status != RoundQuestionStatus.done
+            )
+        )
+    ).all()
+    finishing = await session.scalars(
+        select(Round.chat_id).where(Round.status == RoundStatus.finishing)
+    )
+    owed = await session.scalars(
+        select(RoundQuestion.chat_id)
+        .join(RoundAnswer, RoundAnswer.round_question_id == RoundQuestion.id)
+        .where(RoundAnswer.private_feedback == PrivateFeedback.owed)
+    )
+    return RoundWork(
+        [(chat, status, deadline) for chat, status, deadline in questions],
+        set(finishing.all()) | set(owed.all()),
+    )
+
+
+async def owed_private_feedback(
+    session: AsyncSession, chat_id: int
+) -> Sequence[tuple[RoundAnswer, str, Language | None]]:
+    """The group's answers owed detailed feedback in private: (answer, question id, the
+    participant's language if they ever used the bot in private)."""
+    rows = await session.execute(
+        select(RoundAnswer, RoundQuestion.question_id, User.language)
+        .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
+        .outerjoin(User, User.id == RoundAnswer.user_id)
+        .where(
+            RoundQuestion.chat_id == chat_id,
+            RoundAnswer.private_feedback == PrivateFeedback.owed,
+        )
+        .order_by(RoundAnswer.id)
+    )
+    return [(answer, question_id, language) for answer, question_id, language in rows]

@@ -8,16 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import select, update
-
 from bot.clock import aware
 from bot.content.schema import Language
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
 from bot.storage import rounds_queries as queries
-from bot.storage.models import RoundAnswer, RoundQuestion
-from bot.storage.results import rowcount
+from bot.storage.models import RoundAnswer
+from bot.storage.round_moves import replace_answer
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
 from bot.verdicts import Verdict
 
@@ -48,11 +46,7 @@ class AnswersMixin(RoundsBase):
     async def question_state(self, chat_id: int, message_id: int) -> QuestionState | None:
         """Open or closed; None when the message is no round question."""
         async with self.sessions() as session:
-            rq = await session.scalar(
-                select(RoundQuestion).where(
-                    RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == message_id
-                )
-            )
+            rq = await queries.question_by_message(session, chat_id, message_id)
         if rq is None:
             return None
         deadline = aware(rq.deadline)
@@ -101,11 +95,7 @@ class AnswersMixin(RoundsBase):
         async with self.sessions() as session, session.begin():
             # FOR UPDATE (PostgreSQL; SQLite has one writer anyway): closing the question waits
             # for this answer to commit, so grading that follows the close sees it.
-            rq = await session.scalar(
-                select(RoundQuestion)
-                .where(RoundQuestion.chat_id == chat_id, RoundQuestion.message_id == reply_to)
-                .with_for_update()
-            )
+            rq = await queries.question_by_message(session, chat_id, reply_to, lock=True)
             if rq is None or rq.options is not None:  # a quiz poll is answered by voting
                 return AnswerResult(RoundAnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
@@ -114,30 +104,23 @@ class AnswersMixin(RoundsBase):
                 return AnswerResult(RoundAnswerOutcome.closed)
             if verdict.too_short:
                 return AnswerResult(RoundAnswerOutcome.too_short)
-            existing = await session.scalar(
-                select(RoundAnswer).where(
-                    RoundAnswer.round_question_id == rq.id, RoundAnswer.user_id == user_id
-                )
-            )
+            existing = await queries.answer_of(session, rq.id, user_id)
             if existing is not None:
-                # Updates run concurrently, so the check is part of the UPDATE itself: a message
-                # older than the stored one (or the same one delivered again, or the original of
-                # an edit already applied) changes nothing; an edit always replaces.
-                stmt = update(RoundAnswer).where(RoundAnswer.id == existing.id)
-                if not edited and message_id is not None:
-                    stmt = stmt.where(
-                        (RoundAnswer.message_id.is_(None)) | (RoundAnswer.message_id < message_id)
-                    )
-                result = await session.execute(
-                    stmt.values(
-                        text=text,
-                        message_id=message_id,
-                        language=language or detect_language(text),
-                        name=name[:128] or str(user_id),
-                        answered_at=now,
-                    )
+                # A message older than the stored one (or the same one delivered again, or the
+                # original of an edit already applied) changes nothing; an edit always replaces.
+                replaced = await replace_answer(
+                    session,
+                    existing.id,
+                    None if edited else message_id,
+                    {
+                        "text": text,
+                        "message_id": message_id,
+                        "language": language or detect_language(text),
+                        "name": name[:128] or str(user_id),
+                        "answered_at": now,
+                    },
                 )
-                if not rowcount(result):
+                if not replaced:
                     return AnswerResult(RoundAnswerOutcome.duplicate)
                 outcome = RoundAnswerOutcome.replaced
             else:
@@ -173,17 +156,13 @@ class AnswersMixin(RoundsBase):
     ) -> tuple[int | None, AnswerResult]:
         now = self.clock()
         async with self.sessions() as session, session.begin():
-            rq = await session.scalar(select(RoundQuestion).where(RoundQuestion.poll_id == poll_id))
+            rq = await queries.question_by_poll(session, poll_id)
             if rq is None or rq.options is None:
                 return None, AnswerResult(RoundAnswerOutcome.not_a_question)
             deadline = aware(rq.deadline)
             if rq.status != RoundQuestionStatus.open or (deadline is not None and now >= deadline):
                 return rq.chat_id, AnswerResult(RoundAnswerOutcome.closed)
-            existing = await session.scalar(
-                select(RoundAnswer).where(
-                    RoundAnswer.round_question_id == rq.id, RoundAnswer.user_id == user_id
-                )
-            )
+            existing = await queries.answer_of(session, rq.id, user_id)
             if not option_ids:
                 if existing is not None:
                     await session.delete(existing)

@@ -6,15 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sqlalchemy import select, update
-
 from bot.priority import bulk_work
 from bot.services.grades import stored_fields
 from bot.services.reviews import record_review
 from bot.services.rounds.base import RoundsBase
-from bot.services.rounds.states import answer_moving_to, question_moving_to
+from bot.storage import rounds_queries as queries
 from bot.storage.models import RoundAnswer, RoundQuestion
-from bot.storage.results import rowcount
+from bot.storage.round_moves import mark_graded_if_complete, store_grade
 from bot.storage.statuses import RoundAnswerStatus, RoundQuestionStatus
 from bot.verdicts import Verdict
 
@@ -28,23 +26,10 @@ class GradingMixin(RoundsBase):
     async def grade_closed(self, chat_id: int) -> None:
         """Grade the answers of closed questions, then mark the results owed."""
         async with self.sessions() as session:
-            closing = (
-                await session.scalars(
-                    select(RoundQuestion).where(
-                        RoundQuestion.chat_id == chat_id,
-                        RoundQuestion.status == RoundQuestionStatus.grading,
-                    )
-                )
-            ).all()
-            work: list[tuple[int, list[int]]] = []
-            for rq in closing:
-                pending = await session.scalars(
-                    select(RoundAnswer.id).where(
-                        RoundAnswer.round_question_id == rq.id,
-                        RoundAnswer.status == RoundAnswerStatus.pending,
-                    )
-                )
-                work.append((rq.id, list(pending)))
+            closing = await queries.questions_with_status(
+                session, chat_id, RoundQuestionStatus.grading
+            )
+            work = [(rq.id, await queries.pending_answer_ids(session, rq.id)) for rq in closing]
         # A group's batch waits behind answers of people in private chats (bot/priority.py).
         with bulk_work():
             for rq_id, answer_ids in work:
@@ -56,23 +41,10 @@ class GradingMixin(RoundsBase):
         for _ in range(GRADE_PASSES):
             # Concurrent calls let the scoring service batch them.
             await asyncio.gather(*(self._grade(answer_id) for answer_id in answer_ids))
-            pending = select(RoundAnswer.id).where(
-                RoundAnswer.round_question_id == rq_id,
-                RoundAnswer.status == RoundAnswerStatus.pending,
-            )
             async with self.sessions() as session, session.begin():
-                result = await session.execute(
-                    update(RoundQuestion)
-                    .where(
-                        RoundQuestion.id == rq_id,
-                        question_moving_to(RoundQuestionStatus.graded),
-                        ~pending.exists(),
-                    )
-                    .values(status=RoundQuestionStatus.graded)
-                )
-                if rowcount(result):
+                if await mark_graded_if_complete(session, rq_id):
                     return
-                answer_ids = list(await session.scalars(pending))
+                answer_ids = await queries.pending_answer_ids(session, rq_id)
             if not answer_ids:  # graded and marked by another pass meanwhile
                 return
         log.warning(
@@ -96,16 +68,8 @@ class GradingMixin(RoundsBase):
         async with self.sessions() as session, session.begin():
             # Only the text that was graded: an answer replaced meanwhile stays pending.
             now = self.clock()
-            updated = await session.execute(
-                update(RoundAnswer)
-                .where(
-                    RoundAnswer.id == answer_id,
-                    answer_moving_to(RoundAnswerStatus.graded),
-                    RoundAnswer.text == text,
-                )
-                .values(status=RoundAnswerStatus.graded, graded_at=now, **fields)
-            )
+            graded = await store_grade(session, answer_id, text, now, fields)
             # A participant's answer is a review of the question for them (a quiz vote is not:
             # picking among four options is recognition, not recall).
-            if rowcount(updated) and question is not None:
+            if graded and question is not None:
                 await record_review(session, user_id, question.id, result.score, now)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import update
-
 from bot.content.schema import Language, Level
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
-from bot.services.rounds.states import move_round, question_moving_to
+from bot.services.rounds.states import move_round
 from bot.storage import rounds_queries as queries
-from bot.storage.models import GroupChat, RoundQuestion
-from bot.storage.statuses import RoundQuestionStatus, RoundStatus
+from bot.storage.models import GroupChat
+from bot.storage.round_moves import end_questions
+from bot.storage.statuses import RoundStatus
 
 
 @dataclass(frozen=True)
@@ -93,12 +92,5 @@ class GroupsMixin(RoundsBase):
             rounds = await queries.running_rounds(session, chat_id)
             for round_ in rounds:
                 move_round(round_, RoundStatus.stopped, self.clock())
-                await session.execute(
-                    update(RoundQuestion)
-                    .where(
-                        RoundQuestion.round_id == round_.id,
-                        question_moving_to(RoundQuestionStatus.done),
-                    )
-                    .values(status=RoundQuestionStatus.done, closed_at=self.clock())
-                )
+                await end_questions(session, round_.id, self.clock())
             return bool(rounds)

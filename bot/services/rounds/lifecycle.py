@@ -7,24 +7,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import select, update
-
 from bot.clock import aware
 from bot.content.schema import Level
 from bot.services.question_choice import choose_questions
 from bot.services.quiz import QUIZ_SECONDS, quiz_questions
 from bot.services.rounds.args import DEFAULT_QUESTIONS, DEFAULT_SECONDS, MAX_QUESTIONS
 from bot.services.rounds.base import RoundsBase, once_more_on_conflict
-from bot.services.rounds.states import move_question, move_round, question_moving_to
+from bot.services.rounds.states import move_question, move_round
 from bot.storage import rounds_queries as queries
-from bot.storage.models import GroupChat, Round, RoundAnswer, RoundQuestion
-from bot.storage.results import rowcount
-from bot.storage.statuses import (
-    PrivateFeedback,
-    RoundKind,
-    RoundQuestionStatus,
-    RoundStatus,
-)
+from bot.storage.models import GroupChat, Round
+from bot.storage.round_moves import close_posted, close_question
+from bot.storage.statuses import RoundKind, RoundQuestionStatus, RoundStatus
 
 # A reply sent just before the deadline reaches the bot a moment later: questions close this long
 # after their deadline, and a reply counts if Telegram stamped it before the deadline.
@@ -123,11 +116,7 @@ class LifecycleMixin(RoundsBase):
             round_ = await queries.active_round(session, chat_id)
             if round_ is None:
                 return False
-            current = await session.scalar(
-                select(RoundQuestion).where(
-                    RoundQuestion.round_id == round_.id, RoundQuestion.position == round_.position
-                )
-            )
+            current = await queries.question_at(session, round_.id, round_.position)
             if current is not None and current.message_id is None:
                 await session.delete(current)  # never posted: nobody could answer it
                 round_.question_ids = list(round_.question_ids[: round_.position])
@@ -141,74 +130,30 @@ class LifecycleMixin(RoundsBase):
     async def close_current(self, chat_id: int, round_question_id: int | None = None) -> bool:
         """Close the open question now ("Next" pressed, or everyone has answered)."""
         async with self.sessions() as session, session.begin():
-            stmt = (
-                update(RoundQuestion)
-                .where(
-                    RoundQuestion.chat_id == chat_id,
-                    question_moving_to(RoundQuestionStatus.grading),
-                    RoundQuestion.message_id.is_not(None),
-                )
-                .values(status=RoundQuestionStatus.grading, closed_at=self.clock())
-            )
-            if round_question_id is not None:
-                stmt = stmt.where(RoundQuestion.id == round_question_id)
-            result = await session.execute(stmt)
-            return rowcount(result) > 0
+            return await close_posted(session, chat_id, self.clock(), round_question_id) > 0
 
     async def expire(self, chat_id: int | None = None) -> list[int]:
         """Close questions whose deadline has passed; returns their chats."""
         now = self.clock()
         closed: list[int] = []
         async with self.sessions() as session, session.begin():
-            stmt = select(RoundQuestion).where(
-                RoundQuestion.status == RoundQuestionStatus.open,
-                RoundQuestion.message_id.is_not(None),
+            posted = await queries.questions_with_status(
+                session, chat_id, RoundQuestionStatus.open, posted=True
             )
-            if chat_id is not None:
-                stmt = stmt.where(RoundQuestion.chat_id == chat_id)
-            for rq in (await session.scalars(stmt)).all():
+            for rq in posted:
                 deadline = aware(rq.deadline)
-                if deadline is not None and self._closes_at(deadline) <= now:
-                    result = await session.execute(
-                        update(RoundQuestion)
-                        .where(
-                            RoundQuestion.id == rq.id,
-                            question_moving_to(RoundQuestionStatus.grading),
-                        )
-                        .values(status=RoundQuestionStatus.grading, closed_at=now)
-                    )
-                    if rowcount(result):
-                        closed.append(rq.chat_id)
+                due = deadline is not None and self._closes_at(deadline) <= now
+                if due and await close_question(session, rq.id, now):
+                    closed.append(rq.chat_id)
         return closed
 
     async def due(self) -> list[int]:
         """Chats with round work to do now: expired deadlines, grading, messages owed."""
         now = self.clock()
         async with self.sessions() as session:
-            rows = (
-                await session.execute(
-                    select(RoundQuestion.chat_id, RoundQuestion.status, RoundQuestion.deadline)
-                    .join(Round, Round.id == RoundQuestion.round_id)
-                    .where(
-                        Round.status == RoundStatus.active,
-                        RoundQuestion.status != RoundQuestionStatus.done,
-                    )
-                )
-            ).all()
-            finishing = (
-                await session.scalars(
-                    select(Round.chat_id).where(Round.status == RoundStatus.finishing)
-                )
-            ).all()
-            owed = (
-                await session.scalars(
-                    select(RoundQuestion.chat_id)
-                    .join(RoundAnswer, RoundAnswer.round_question_id == RoundQuestion.id)
-                    .where(RoundAnswer.private_feedback == PrivateFeedback.owed)
-                )
-            ).all()
-        chats = set(finishing) | set(owed)
-        for chat_id, status, deadline in rows:
+            work = await queries.round_work(session)
+        chats = set(work.owed)
+        for chat_id, status, deadline in work.questions:
             when = aware(deadline)
             if status != RoundQuestionStatus.open or when is None or self._closes_at(when) <= now:
                 chats.add(chat_id)

@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.clock import aware
@@ -27,13 +26,12 @@ from bot.services.rounds.states import (
     after_results,
     move_question,
     move_round,
-    question_moving_to,
 )
 from bot.storage import rounds_queries as queries
-from bot.storage.models import Round, RoundAnswer, RoundFeedbackOptIn, RoundQuestion, User
+from bot.storage.models import Round, RoundAnswer, RoundFeedbackOptIn, RoundQuestion
+from bot.storage.round_moves import owe_private_feedback, record_posted
 from bot.storage.statuses import (
     PrivateFeedback,
-    RoundAnswerStatus,
     RoundQuestionStatus,
     RoundStatus,
 )
@@ -107,20 +105,8 @@ class OutboxMixin(RoundsBase):
     async def _private_feedback(
         self, session: AsyncSession, chat_id: int
     ) -> list[PrivateFeedbackItem]:
-        rows = (
-            await session.execute(
-                select(RoundAnswer, RoundQuestion.question_id, User.language)
-                .join(RoundQuestion, RoundQuestion.id == RoundAnswer.round_question_id)
-                .outerjoin(User, User.id == RoundAnswer.user_id)
-                .where(
-                    RoundQuestion.chat_id == chat_id,
-                    RoundAnswer.private_feedback == PrivateFeedback.owed,
-                )
-                .order_by(RoundAnswer.id)
-            )
-        ).all()
         items = []
-        for answer, question_id, language in rows:
+        for answer, question_id, language in await queries.owed_private_feedback(session, chat_id):
             question = self.bank.get(question_id)
             if question is None:
                 continue
@@ -162,9 +148,7 @@ class OutboxMixin(RoundsBase):
         self, session: AsyncSession, round_: Round, rq: RoundQuestion
     ) -> ResultsItem:
         question = self.bank.get(rq.question_id)
-        answers = (
-            await session.scalars(select(RoundAnswer).where(RoundAnswer.round_question_id == rq.id))
-        ).all()
+        answers = await queries.answers_to(session, rq.id)
         answered = sorted(
             answers, key=lambda a: (-(a.score or 0.0), aware(a.answered_at) or self.clock())
         )
@@ -203,38 +187,15 @@ class OutboxMixin(RoundsBase):
         now = self.clock()
         async with self.sessions() as session, session.begin():
             if isinstance(item, RoundQuestionItem):
-                values: dict[str, object] = {
-                    # A placeholder id keeps a refused send from being retried forever.
-                    "message_id": message_id if message_id is not None else -item.round_question_id,
-                    "poll_id": poll_id,
-                    "deadline": now + timedelta(seconds=item.seconds),
-                }
-                stmt = update(RoundQuestion).where(
-                    RoundQuestion.id == item.round_question_id,
-                    RoundQuestion.message_id.is_(None),
-                )
-                if message_id is None:  # nobody can reply to a message never posted
-                    values["status"] = RoundQuestionStatus.grading
-                    stmt = stmt.where(question_moving_to(RoundQuestionStatus.grading))
-                # Conditional, not read-then-write: a /round stop that withdrew this question
-                # while it was being posted leaves no row to update, and that is fine.
-                await session.execute(stmt.values(**values))
+                deadline = now + timedelta(seconds=item.seconds)
+                await record_posted(session, item.round_question_id, message_id, poll_id, deadline)
             elif isinstance(item, ResultsItem):
                 rq = await session.get(RoundQuestion, item.round_question_id)
                 if rq is None or rq.status != RoundQuestionStatus.graded:
                     return
                 move_question(rq, RoundQuestionStatus.done, now)
                 if rq.options is None:  # quiz votes need no detailed feedback
-                    opted = select(RoundFeedbackOptIn.user_id).where(RoundFeedbackOptIn.enabled)
-                    await session.execute(
-                        update(RoundAnswer)
-                        .where(
-                            RoundAnswer.round_question_id == rq.id,
-                            RoundAnswer.status == RoundAnswerStatus.graded,
-                            RoundAnswer.user_id.in_(opted),
-                        )
-                        .values(private_feedback=PrivateFeedback.owed)
-                    )
+                    await owe_private_feedback(session, rq.id)
                 # Sent: what follows is the round's to decide.
                 round_ = await session.get(Round, rq.round_id)
                 if round_ is not None and after_results(round_, rq, now):

@@ -1,8 +1,8 @@
 """A group round's three state machines: what each move records (which status may follow which
 is bot/storage/statuses.py). Every status write in bot/services/rounds goes through here, on a
-loaded row (`move_round`, `move_question`) or as the condition of a conditional UPDATE
-(`question_moving_to`, `answer_moving_to`: the row moves only from a state allowed to), so two
-replicas racing for one move cannot both make it.
+loaded row (`move_round`, `move_question`), or through bot/storage/round_moves.py as a
+conditional UPDATE (the row moves only from a state the table allows, so two replicas racing
+for one move cannot both make it).
 
     round:     active -> finishing (leaderboard owed) -> finished;  active | finishing -> stopped
     question:  open -> grading (closed) -> graded (results owed) -> done;  any -> done (stopped)
@@ -13,18 +13,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement
-
-from bot.storage.models import Round, RoundAnswer, RoundQuestion
+from bot.storage.models import Round, RoundQuestion
 from bot.storage.statuses import (
-    ROUND_ANSWER_MOVES,
     ROUND_MOVES,
     ROUND_QUESTION_MOVES,
-    RoundAnswerStatus,
     RoundQuestionStatus,
     RoundStatus,
     check_move,
-    sources,
 )
 
 
@@ -40,16 +35,6 @@ def move_question(question: RoundQuestion, to: RoundQuestionStatus, now: datetim
     if question.status == RoundQuestionStatus.open:
         question.closed_at = now
     question.status = to
-
-
-def question_moving_to(to: RoundQuestionStatus) -> ColumnElement[bool]:
-    """The condition of an UPDATE that moves questions to `to`."""
-    return RoundQuestion.status.in_(sources(ROUND_QUESTION_MOVES, to))
-
-
-def answer_moving_to(to: RoundAnswerStatus) -> ColumnElement[bool]:
-    """The condition of an UPDATE that moves answers to `to`."""
-    return RoundAnswer.status.in_(sources(ROUND_ANSWER_MOVES, to))
 
 
 def after_results(round_: Round, question: RoundQuestion, now: datetime) -> bool:
