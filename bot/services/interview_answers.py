@@ -16,7 +16,7 @@ from bot.scoring.service import ScoringService
 from bot.scoring.text import detect_language
 from bot.services.answer_policy import accept
 from bot.services.grades import stored_fields
-from bot.services.interview_states import move_answer, move_ask
+from bot.services.interview_states import advance, move_answer, move_ask
 from bot.services.reviews import record_review
 from bot.storage.models import Answer, AskedQuestion
 from bot.storage.repository import Repo
@@ -43,9 +43,6 @@ class InterviewAnswers:
     bank: QuestionBank
     scoring: ScoringService
     clock: Clock
-
-    async def _advance(self, session: AsyncSession, interview_id: int | None) -> None:
-        raise NotImplementedError  # InterviewService's: on to the interview's next question
 
     async def submit(
         self,
@@ -132,7 +129,7 @@ class InterviewAnswers:
             ask = await session.get(AskedQuestion, answer.asked_id)
             if ask is not None:
                 move_ask(ask, AskStatus.answered)
-                await self._advance(session, ask.interview_id)
+                await advance(session, ask.interview_id, now)
 
     async def recover(self) -> list[int]:
         """After a restart: grade answers stored but not graded; return users owed messages."""

@@ -12,13 +12,13 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import Level
 from bot.services.daily import daily_streak_for_ask
 from bot.services.grades import ANOTHER_QUESTION
-from bot.services.interview_states import move_answer, move_interview
+from bot.services.interview_states import advance, move_answer, move_ask, move_interview
 from bot.services.interview_summary import build_summary
 from bot.services.outbox import FeedbackItem, OutboxItem, PreviousAttempt, QuestionItem
 from bot.services.readiness import load_readiness
 from bot.storage.models import Answer, AskedQuestion, Interview
 from bot.storage.repository import Repo
-from bot.storage.statuses import AnswerStatus, InterviewStatus
+from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
 from bot.verdicts import Verdict
 
 
@@ -28,6 +28,7 @@ class InterviewOutbox:
     clock: Clock
 
     async def outbox(self, user_id: int) -> list[OutboxItem]:
+        await self._retire_gone(user_id)
         items: list[OutboxItem] = []
         async with self.sessions() as session:
             repo = Repo(session)
@@ -82,6 +83,24 @@ class InterviewOutbox:
             report = await load_readiness(self.sessions, self.bank, user_id, "en", level)
             items += [replace(summary, readiness=report) for summary in summaries]
         return items
+
+    async def _retire_gone(self, user_id: int) -> None:
+        """A question that left the bank (a content update between two runs) can be neither
+        sent nor shown in feedback: an unsent one is closed and its interview moves on, and a
+        graded answer to one is settled, so neither stays owed (and stalls the interview)."""
+        async with self.sessions() as session, session.begin():
+            repo = Repo(session)
+            while gone := [
+                a for a in await repo.asked.unsent(user_id) if self.bank.get(a.question_id) is None
+            ]:  # the question asked next may be gone too
+                for ask in gone:
+                    move_ask(ask, AskStatus.closed)
+                    ask.message_id = -ask.id  # never sent
+                    await advance(session, ask.interview_id, self.clock())
+                await session.flush()
+            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
+                if self.bank.get(answer.question_id) is None:
+                    move_answer(answer, AnswerStatus.delivered, self.clock())
 
     async def begin_send(self, item: QuestionItem) -> None:
         """Count a send of the question message before it goes out (see send_attempts)."""

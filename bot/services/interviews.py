@@ -18,13 +18,17 @@ from bot.scoring.service import ScoringService
 from bot.services.interview_answers import AnswerOutcome as AnswerOutcome  # its callers' import
 from bot.services.interview_answers import InterviewAnswers
 from bot.services.interview_outbox import InterviewOutbox
-from bot.services.interview_states import move_answer, move_ask, move_interview
-from bot.services.outbox import OutboxItem
+from bot.services.interview_states import (
+    advance,
+    ask_current,
+    move_ask,
+    move_interview,
+)
 from bot.services.question_choice import choose_questions
 from bot.services.reviews import bring_forward, due_questions, next_due, record_review
-from bot.storage.models import AskedQuestion, Interview, User
+from bot.storage.models import Interview, User
 from bot.storage.repository import Repo
-from bot.storage.statuses import AnswerStatus, AskStatus, InterviewStatus
+from bot.storage.statuses import AskStatus, InterviewStatus
 
 DEFAULT_COUNT = 5
 MAX_COUNT = 20
@@ -216,53 +220,8 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         )
         session.add(interview)
         await session.flush()
-        self._ask(session, interview)
+        ask_current(session, interview)
         return interview
-
-    def _ask(self, session: AsyncSession, interview: Interview) -> None:
-        session.add(
-            AskedQuestion(
-                user_id=interview.user_id,
-                chat_id=interview.chat_id,
-                question_id=interview.question_ids[interview.position],
-                interview_id=interview.id,
-                position=interview.position,
-            )
-        )
-
-    async def _advance(self, session: AsyncSession, interview_id: int | None) -> None:
-        if interview_id is None:
-            return
-        interview = await session.get(Interview, interview_id)
-        if interview is None or interview.status != InterviewStatus.active:
-            return
-        interview.position += 1
-        if interview.position < len(interview.question_ids):
-            self._ask(session, interview)
-        else:
-            move_interview(interview, InterviewStatus.finishing, self.clock())
-
-    async def outbox(self, user_id: int) -> list[OutboxItem]:
-        await self._retire_gone(user_id)
-        return await super().outbox(user_id)
-
-    async def _retire_gone(self, user_id: int) -> None:
-        """A question that left the bank (a content update between two runs) can be neither
-        sent nor shown in feedback: an unsent one is closed and its interview moves on, and a
-        graded answer to one is settled, so neither stays owed (and stalls the interview)."""
-        async with self.sessions() as session, session.begin():
-            repo = Repo(session)
-            while gone := [
-                a for a in await repo.asked.unsent(user_id) if self.bank.get(a.question_id) is None
-            ]:  # the question asked next may be gone too
-                for ask in gone:
-                    move_ask(ask, AskStatus.closed)
-                    ask.message_id = -ask.id  # never sent
-                    await self._advance(session, ask.interview_id)
-                await session.flush()
-            for answer in await repo.answers.with_status(AnswerStatus.graded, user_id):
-                if self.bank.get(answer.question_id) is None:
-                    move_answer(answer, AnswerStatus.delivered, self.clock())
 
     async def stop(self, user_id: int) -> bool:
         """End the running interview early; its summary is owed (finishing)."""
@@ -293,5 +252,5 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
             move_ask(ask, AskStatus.skipped)
             if self.bank.get(ask.question_id) is not None:
                 await record_review(session, user_id, ask.question_id, None, self.clock())
-            await self._advance(session, ask.interview_id)
+            await advance(session, ask.interview_id, self.clock())
             return AnswerOutcome.skipped
