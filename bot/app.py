@@ -17,11 +17,11 @@ from aiogram.enums import ParseMode
 from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeDefault
 from redis.asyncio import Redis
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.clock import Clock, utcnow
 from bot.config import Settings, require_token, require_webhook
-from bot.content.loader import load_bank
+from bot.content.loader import QuestionBank, load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
 from bot.ops_server import OpsServer
 from bot.priority import bulk_work
@@ -103,11 +103,18 @@ async def build_services(
         ),
         build_stats(engine),
         HistoryService(sessions, bank),
-        ProgressService(sessions, bank, clock=clock),
+        build_progress(sessions, bank, clock),
         Leases(sessions),
         clock,
         owns_scoring,
     )
+
+
+def build_progress(
+    sessions: async_sessionmaker[AsyncSession], bank: QuestionBank, clock: Clock = utcnow
+) -> ProgressService:
+    """/progress and /report alone (`python -m bot progress` needs no model)."""
+    return ProgressService(sessions, bank, clock=clock)
 
 
 def build_stats(engine: AsyncEngine) -> StatsService:

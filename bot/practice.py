@@ -16,7 +16,6 @@ from bot.services.commands import UsageError, parse_interview_args, parse_review
 from bot.services.interviews import MAX_COUNT, AnswerOutcome, ReviewNotDue
 from bot.services.outbox import FeedbackItem, OutboxItem, QuestionItem, SummaryItem
 from bot.services.progress_chart import render_progress_chart
-from bot.services.progress_service import ProgressService
 from bot.telegram.learning_rendering import not_due_text, started_text
 from bot.telegram.progress_rendering import render_progress_text
 from bot.telegram.rendering import render_feedback, render_question, render_summary
@@ -141,6 +140,7 @@ async def show_progress(
 ) -> int:
     """`python -m bot progress`: the /progress text and the /report readiness, and the chart
     written to `out`. No model is loaded: only the database and the bank."""
+    from bot.app import build_progress
     from bot.content.loader import load_bank
     from bot.storage.engine import create_engine, create_session_factory
     from bot.storage.migrations import upgrade_async
@@ -152,8 +152,8 @@ async def show_progress(
     engine = create_engine(settings.database_url)
     try:
         sessions = create_session_factory(engine)
-        # Only what this command reads: no model, so not build_services (bot/app.py).
-        progress = ProgressService(sessions, bank)
+        # Only what this command reads: no model, so not build_services.
+        progress = build_progress(sessions, bank)
         summary = await progress.progress(user_id, lang)
         async with sessions() as session:
             user = await session.get(User, user_id)
