@@ -1,12 +1,14 @@
 """Daily questions: subscriptions, the delivery queue (due rows, atomic claims, outcomes) and
 streaks. Framework-free; the Telegram side (bot/telegram/daily_scheduler.py) only sends.
 
-    base           shared state (sessions, bank, clock, grace), the core tables
+    base           shared state (sessions, bank, clock, grace)
     subscriptions  subscribe, unsubscribe, change, view
     queue          materialize, expire, claim, prepare, start_sending, release, record
     streaks        consecutive answered days
     choice         which question a subscriber gets
     service        DailyService, composed of the above, and deactivate
+
+Their queries are bot/storage/daily_deliveries.py and daily_subscriptions.py.
 """
 
 from bot.services.daily.queue import (
