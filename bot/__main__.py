@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--blind7",
         action="store_true",
-        help="only content/blind7 (written blind for the 150-question bank; not read yet)",
+        help="only content/blind7 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
