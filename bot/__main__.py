@@ -111,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
         help="only content/blind7 (read once, 2026-12-03: its figures are published)",
     )
     evaluate.add_argument(
+        "--blind8",
+        action="store_true",
+        help="only content/blind8 (written blind for the 150-question bank; not read yet)",
+    )
+    evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip plain cosine")
