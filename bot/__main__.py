@@ -80,41 +80,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip content/blind: decide a change on the tuning sets without reading it",
     )
-    evaluate.add_argument(
-        "--blind2",
-        action="store_true",
-        help="only content/blind2 (read once, 2026-12-02: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind3",
-        action="store_true",
-        help="only content/blind3 (read once, 2026-12-02: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind4",
-        action="store_true",
-        help="only content/blind4 (read once, 2026-12-03: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind5",
-        action="store_true",
-        help="only content/blind5 (read once, 2026-12-03: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind6",
-        action="store_true",
-        help="only content/blind6 (read once, 2026-12-03: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind7",
-        action="store_true",
-        help="only content/blind7 (read once, 2026-12-03: its figures are published)",
-    )
-    evaluate.add_argument(
-        "--blind8",
-        action="store_true",
-        help="only content/blind8 (written blind for the 150-question bank; not read yet)",
-    )
+    # Each blind set is read once, for the figure published from it (content/<set>/README.md).
+    read_on = {2: "2026-12-02", 3: "2026-12-02", 4: "2026-12-03", 5: "2026-12-03"}
+    read_on |= {6: "2026-12-03", 7: "2026-12-03"}
+    for n in range(2, 9):
+        state = (
+            f"read once, {read_on[n]}: its figures are published"
+            if n in read_on
+            else "not read yet"
+        )
+        evaluate.add_argument(
+            f"--blind{n}", action="store_true", help=f"only content/blind{n} ({state})"
+        )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None
     )
