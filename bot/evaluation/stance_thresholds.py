@@ -1,15 +1,17 @@
 """`python -m bot train stance-thresholds`: when the stance model says "you said this"
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
-(`veto`), chosen on content/blind for the highest recall at which at most FLAG_TARGET of the
-answers that hold no misconception get a flag (then the fewest false flags), and written into the
-artefact's stance.json with the figures.
+(`veto`), chosen on content/blind and content/blind7 together for the highest recall at which at
+most FLAG_TARGET of the answers that hold no misconception get a flag (then the fewest false
+flags), and written into the artefact's stance.json with the figures.
 
-content/blind, because the stance model is trained on sentences of content/eval,
-content/heldout and the spent blind sets (content/stance/answers.jsonl; never content/blind):
-thresholds fitted there would be fitted to what the model has learnt by heart. The figures on
-blind are in-sample for the thresholds; those on eval and heldout, printed beside them, are
-in-sample for the model. Never a blind set still to be read.
+Those two, because the stance model is trained on sentences of content/eval, content/heldout and
+blind2 to blind6 (content/stance/answers.jsonl; never blind or blind7): thresholds fitted there
+would be fitted to what the model has learnt by heart. Both: content/blind covers only the first
+55 questions in an older style, and thresholds chosen on it alone did not carry over to new
+phrasings (docs/grading.md, sixth attempt). The figures on them are in-sample for the thresholds;
+those on eval and heldout, printed beside them, are in-sample for the model. Never a blind set
+still to be read.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
 FLAG_TARGET = (
     0.03  # as the pitfall head's "said" (docs/grading.md): 0.05 is the goal on new answers
 )
-HEAD_FLOORS = tuple(f / 10 for f in range(-10, 12))  # -1.0 … 1.1, below the head's own 1.2
-VETOES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
-THRESHOLD_SET = "blind"
+HEAD_FLOORS = tuple(f / 10 for f in range(-20, 12))  # -2.0 … 1.1, below the head's own 1.2
+VETOES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9)
+THRESHOLD_SETS = ("blind", "blind7")
 TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
 
@@ -115,15 +117,18 @@ def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEI
     root = settings.content_dir.parent
     head_flag_at = grader.head.flag_at
     by_set = {
-        name: load_bank_eval(root / name, name).samples for name in (THRESHOLD_SET, *TRAINED_SETS)
+        name: load_bank_eval(root / name, name).samples for name in (*THRESHOLD_SETS, *TRAINED_SETS)
     }
     read = {
         name: readings(grader, bank, samples, HEAD_FLOORS[0]) for name, samples in by_set.items()
     }
-    floor, at, veto = choose(by_set[THRESHOLD_SET], read[THRESHOLD_SET], head_flag_at)
+    pooled = [s for name in THRESHOLD_SETS for s in by_set[name]]
+    floor, at, veto = choose(
+        pooled, [r for name in THRESHOLD_SETS for r in read[name]], head_flag_at
+    )
     figures: dict[str, Any] = {
-        "chosen_on": f"content/{THRESHOLD_SET}",
-        "answers": len(by_set[THRESHOLD_SET]),
+        "chosen_on": " and ".join(f"content/{name}" for name in THRESHOLD_SETS),
+        "answers": len(pooled),
         "head_floor": floor,
         "flag_at": at,
         "veto": veto,

@@ -167,14 +167,14 @@ def render_card(data: dict[str, Any]) -> str:
             ),
             "The numbers were chosen",
             f"by `{thresholds['command']}` ({thresholds['date']}) on {thresholds['chosen_on']}",
-            f"({thresholds['answers']} answers), for the most recall at no more than 3 % of the",
-            "answers without a misconception flagged. content/eval and content/heldout lent",
-            "sentences to the training data, so their figures are in sample for the model:",
+            f"({thresholds['answers']} answers together), for the most recall at no more than",
+            "3 % of the answers without a misconception flagged. content/eval and content/heldout",
+            "lent sentences to the training data, so their figures are in sample for the model:",
             "",
             "| set | reader | recall | false flags | rejecting answers flagged | precision |",
             "|---|---|---|---|---|---|",
         ]
-        for name in ("blind", "eval", "heldout"):
+        for name in ("blind", "blind7", "eval", "heldout"):
             for reader, title in (("head_alone", "head alone"), ("head_and_stance", "with stance")):
                 f = thresholds.get(name, {}).get(reader)
                 if f is not None:
