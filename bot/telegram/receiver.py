@@ -24,8 +24,11 @@ log = logging.getLogger(__name__)
 
 PRUNE_EVERY = 3600.0  # seconds between deletions of old handled updates
 # A replica renews its lease every third of this; this long after it died, another replica (or
-# it, restarted) takes over the updates it had stored but not finished.
-REPLICA_TTL = timedelta(seconds=10)
+# it, restarted) takes over the updates it had stored but not finished (the survivors look every
+# third of it too: 3-7 s after a kill). Short, so that a killed replica's users wait seconds, not
+# half a minute; a live replica's renewal is one UPDATE, so it would have to stall for two thirds
+# of this to lose its claims.
+REPLICA_TTL = timedelta(seconds=5)
 TAKE_OVER_POLL = 0.5  # seconds between looks at a predecessor's lease at start
 
 

@@ -69,7 +69,7 @@ async def test_after_a_kill_a_persons_stored_message_runs_before_a_new_one(sessi
     still live. The person's next message ("/skip") must not run before the stored answer."""
     inbox = UpdateInbox(sessions)
     dead = "killed-process"
-    # Its lease lapses in a second (REPLICA_TTL is ten): the restart comes before that.
+    # Its lease lapses in a second (REPLICA_TTL is five): the restart comes before that.
     assert await take_lease(sessions, f"{REPLICA}{dead}", dead, timedelta(seconds=1), utcnow())
     old = text_update(1, 42, "backward accumulates gradients")
     await inbox.store([(1, payload(old))], claimed_by=dead)
