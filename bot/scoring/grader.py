@@ -11,7 +11,7 @@ The grade combines three signals (see README, "How grading works"):
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -56,6 +56,11 @@ def _reference_texts(question: Question) -> list[str]:
     for pitfall in question.pitfalls:
         texts += [pitfall.claim.ru, pitfall.claim.en, pitfall.correction.ru, pitfall.correction.en]
     return texts
+
+
+def bank_texts(questions: Iterable[Question]) -> set[str]:
+    """Every text of these questions that the grader encodes (and the vector cache stores)."""
+    return {text for question in questions for text in _reference_texts(question)}
 
 
 class Grader:

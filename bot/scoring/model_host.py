@@ -16,14 +16,20 @@ from bot.content.schema import Question
 from bot.scoring.device import resolve_device, resolve_precision
 from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult
-from bot.scoring.grader import Grader
+from bot.scoring.grader import Grader, bank_texts
 from bot.scoring.host_config import HostConfig
 from bot.scoring.options import GraderOptions
 from bot.scoring.reference import ReferenceGrader
 from bot.scoring.relevance_net.model import load_relevance_model
 from bot.scoring.remote_encoder import RemoteEncoder
 from bot.scoring.stance.model import load_stance_model
-from bot.scoring.vector_cache import ComputeLease, cache_file, load_vectors, save_vectors
+from bot.scoring.vector_cache import (
+    ComputeLease,
+    cache_file,
+    earlier_vectors,
+    load_vectors,
+    save_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +77,7 @@ class ModelHost:
         self._grader: Grader | None = None
         self._reference: ReferenceGrader | None = None
         self._unwarmed: list[Question] = []  # bank questions whose vectors are not computed yet
+        self._asked: set[str] = set()  # questions asked meanwhile (`warm_step`'s `wanted`)
         self._path: Path | None = None  # the bank's file for the loaded encoder
         self._lease: ComputeLease | None = None  # while this host computes the bank's file
 
@@ -117,8 +124,12 @@ class ModelHost:
             cold = False
             if path is not None:
                 stored = load_vectors(path)
-                encoder.remember(stored)
                 cold = not stored
+                if cold:  # a new bank version: what did not change is not computed again
+                    stored = earlier_vectors(path, bank_texts(self.bank))
+                    if stored:
+                        log.info("%d texts' vectors from an earlier bank version", len(stored))
+                encoder.remember(stored)
             cached = len(encoder.remembered())
             # The pair models run where the encoder does (or, with a remote encoder, where it
             # would), each only where it was trained from this embedding model.
@@ -165,13 +176,15 @@ class ModelHost:
         self.load(warm)
         return bool(self._unwarmed)
 
-    def warm_step(self) -> bool:
-        """The vectors of the next bank question not computed yet; when none is left, store
-        them all. True while more remain. Only the holder of the file's lease computes: another
-        replica waits (WAIT_FOR_BANK) and adopts the file once it is written, or takes the
-        lease over if its holder died."""
+    def warm_step(self, wanted: Sequence[str] = ()) -> bool:
+        """The vectors of the next bank question not computed yet (first those of `wanted`, the
+        questions just asked, in order); when none is left, store them all. True while more
+        remain. Only the holder of the file's lease computes the rest of the bank: another
+        replica computes only what it was asked for, waits (WAIT_FOR_BANK) and adopts the file
+        once it is written, or takes the lease over if its holder died."""
         grader = self.grader()
         path, lease = self._path, self._lease
+        self._put_first(wanted)
         if self._unwarmed and lease is not None and not lease.holds():
             # Another replica's file is adopted, never recomputed; looked for again once the
             # lease is ours, since its holder may have written it and let go just before.
@@ -185,7 +198,12 @@ class ModelHost:
                 log.info("question bank ready: %d texts' vectors from %s", len(stored), path)
                 return False
             if waiting:
-                time.sleep(WAIT_FOR_BANK)
+                asked = [q for q in self._unwarmed if q.id in self._asked]
+                if asked:  # needed in seconds: computed here rather than waited for
+                    grader.warm(asked[:1])
+                    self._unwarmed.remove(asked[0])
+                else:
+                    time.sleep(WAIT_FOR_BANK)
                 return True
         if self._unwarmed:
             grader.warm([self._unwarmed.pop(0)])
@@ -199,6 +217,17 @@ class ModelHost:
             self._lease = None
         log.info("question bank ready: %d texts' vectors", len(vectors))
         return False
+
+    def _put_first(self, wanted: Sequence[str]) -> None:
+        """Move the not yet computed questions among `wanted` to the front, in that order."""
+        self._asked.update(wanted)
+        if not wanted or not self._unwarmed:
+            return
+        order = {question_id: i for i, question_id in enumerate(dict.fromkeys(wanted))}
+        first = sorted((q for q in self._unwarmed if q.id in order), key=lambda q: order[q.id])
+        if first:
+            rest = [q for q in self._unwarmed if q.id not in order]
+            self._unwarmed = first + rest
 
     def describe(self) -> tuple[str, str]:
         encoder = self.grader().encoder

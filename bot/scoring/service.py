@@ -83,6 +83,8 @@ class ScoringService:
         self._queue: list[_Entry] = []
         self._arrivals = itertools.count()
         self._batcher: asyncio.Task[None] | None = None
+        # Questions just asked, whose vectors a cold start computes before the rest of the bank.
+        self._wanted: list[str] = []
         # Sizes of the latest batches graded (for the benchmark and tests), bounded.
         self.batches: deque[int] = deque(maxlen=10_000)
 
@@ -191,10 +193,19 @@ class ScoringService:
                 if batcher is not None and not batcher.done() and batcher.get_loop() is loop:
                     await asyncio.wait({batcher})
                     continue
-                if not await self._run(ModelHost.warm_step):
+                wanted, self._wanted = self._wanted, []
+                if not await self._run(ModelHost.warm_step, wanted):
                     break
         except Exception:  # the service closed meanwhile, or storing failed: next start redoes it
             log.warning("the question bank's warm-up did not finish", exc_info=True)
+
+    def prepare(self, question_ids: Sequence[str]) -> None:
+        """Questions just asked: while the bank's vectors are still being computed (a cold
+        start), theirs come next, so that the answer, seconds later, finds them ready instead of
+        waiting for them. Nothing to do once the bank is warm."""
+        if self._finishing is None or self._finishing.done():
+            return
+        self._wanted.extend(q for q in question_ids if q not in self._wanted)
 
     def prestart(self) -> None:
         """Begin loading the model and the bank's vectors in the grading process now, without an

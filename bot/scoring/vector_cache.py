@@ -20,9 +20,34 @@ from filelock import FileLock, Timeout
 log = logging.getLogger(__name__)
 
 
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def cache_file(directory: Path, model: str, device: str, content_hash: str) -> Path:
-    key = hashlib.sha256(f"{model}|{device}|{content_hash}".encode()).hexdigest()[:16]
-    return directory / f"bank-vectors-{key}.npz"
+    """The file of one bank version's vectors; its name starts with the model's key (model and
+    arithmetic), so files of the same model for other bank versions can be found."""
+    return directory / f"bank-vectors-{_key(f'{model}|{device}')}-{_key(content_hash)}.npz"
+
+
+def earlier_vectors(path: Path, wanted: set[str]) -> dict[str, np.ndarray]:
+    """The vectors of `wanted` texts stored for another bank version by the same model and
+    arithmetic (the newest such file): after a bank edit most texts are unchanged, so a new
+    bank version computes only what is new instead of starting cold."""
+    model_key = path.name.split("-")[2]
+    others = [p for p in path.parent.glob(f"bank-vectors-{model_key}-*.npz") if p != path]
+    for other in sorted(others, key=_mtime, reverse=True):
+        stored = load_vectors(other)
+        if stored:
+            return {text: vector for text, vector in stored.items() if text in wanted}
+    return {}
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile
+        return 0.0
 
 
 def load_vectors(path: Path) -> dict[str, np.ndarray]:

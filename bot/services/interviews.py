@@ -221,6 +221,7 @@ class InterviewService(InterviewAnswers, InterviewOutbox):
         session.add(interview)
         await session.flush()
         ask_current(session, interview)
+        self.scoring.prepare(question_ids)  # on a cold start, their vectors come first
         return interview
 
     async def stop(self, user_id: int) -> bool:

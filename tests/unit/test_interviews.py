@@ -204,6 +204,9 @@ class FailingScoring:
         self.real = real
         self.poison = poison
 
+    def prepare(self, question_ids: list[str]) -> None:
+        self.real.prepare(question_ids)
+
     async def grade(
         self, question: Question, text: str, language: str | None = None
     ) -> GradeResult:

@@ -24,6 +24,7 @@ from bot.storage.statuses import RoundKind
 from bot.telegram.limits.groups import GroupLimiter
 from bot.telegram.rounds.runner import RoundRunner
 from tests.fake_telegram import FakeTelegram
+from tests.unit.test_rounds import StubScoring
 
 GROUP = -100_300
 
@@ -78,7 +79,7 @@ async def test_quiz_options_with_html_characters_are_posted(
     bank: QuestionBank,
     lang: str,
 ) -> None:
-    rounds = RoundService(sessions, html_unsafe(bank), scoring=None)  # type: ignore[arg-type]
+    rounds = RoundService(sessions, html_unsafe(bank), scoring=StubScoring())  # type: ignore[arg-type]
     await rounds.ensure_group(GROUP, "ML club", lang)
     started = await rounds.start(GROUP, 1, "junior", 1, 30, kind=RoundKind.quiz)
     assert started.outcome is StartOutcome.started

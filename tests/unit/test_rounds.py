@@ -55,6 +55,9 @@ class StubScoring:
     def __init__(self) -> None:
         self.graded: list[str] = []
 
+    def prepare(self, question_ids: list[str]) -> None:
+        """Nothing to compute ahead: the stub grades from the text alone."""
+
     async def grade(self, question: Question, text: str, lang: str | None = None) -> GradeResult:
         self.graded.append(text)
         found = re.search(r"score (\d+(?:\.\d)?)", text)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,9 @@ import pytest
 from bot.__main__ import main
 from bot.content.loader import QuestionBank
 from bot.priority import bulk_work
+from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult
+from bot.scoring.grader import bank_texts
 from bot.scoring.host_config import HostConfig
 from bot.scoring.model_host import PREPARING, PREPARING_BACKGROUND, ModelHost
 from bot.scoring.remote_encoder import server_arithmetic
@@ -66,6 +69,36 @@ def test_vector_cache_round_trip_and_keys(tmp_path: Path) -> None:
     assert set(loaded) == {"a", "b"} and np.array_equal(loaded["a"], vectors["a"])
     path.write_bytes(b"not a zip")
     assert load_vectors(path) == {}  # a damaged cache is ignored, not fatal
+
+
+def test_a_new_bank_version_computes_only_its_new_texts(
+    tmp_path: Path, bank: QuestionBank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a bank edit the cache file is a new one, but the texts that did not change take
+    their vectors from the same model's file for the earlier version: a deployment whose bank
+    changed starts almost warm. Texts of questions no longer in the bank are not carried."""
+    before = QuestionBank({i: bank.questions[i] for i in ("zero-grad", "autograd")}, "v1")
+    after = QuestionBank({i: bank.questions[i] for i in ("zero-grad", "train-vs-eval")}, "v2")
+    config = HostConfig("bundled", "cpu", cache_dir=tmp_path)
+    ModelHost(before, config).load(warm=True)
+    computed: list[str] = []
+    forward = Encoder._forward
+
+    def recording(self: Encoder, inputs: list[str], *args: Any) -> np.ndarray:
+        computed.extend(inputs)
+        return forward(self, inputs, *args)
+
+    monkeypatch.setattr(Encoder, "_forward", recording)
+    host = ModelHost(after, config)
+    host.load(warm=True)
+    new_texts = bank_texts([bank.questions["train-vs-eval"]]) - bank_texts(before)
+    assert {text.removeprefix(host.grader().encoder.prefix) for text in computed} == new_texts
+    stored = load_vectors(host.cache_path())
+    assert set(stored) == bank_texts(after)  # autograd's texts left behind with v1
+    question = after.questions["zero-grad"]
+    fresh = ModelHost(after, HostConfig("bundled", "cpu", cache_dir=tmp_path / "fresh"))
+    job = [(question, "zero_grad clears .grad because backward adds to it.", "en")]
+    assert host.grade_many(job)[0].score == fresh.warm_grader().grade_many(job)[0].score
 
 
 def test_restart_reads_bank_vectors_from_disk(
@@ -272,6 +305,24 @@ def test_replicas_sharing_a_cache_dir_compute_the_bank_once(
     answer = "eval() switches dropout off and batch norm to its running statistics."
     job = [(question, answer, "en")]
     assert second.grade_many(job)[0].score == first.grade_many(job)[0].score
+
+
+def test_questions_just_asked_are_computed_before_the_rest_of_the_bank(
+    tmp_path: Path, bank: QuestionBank
+) -> None:
+    """On a cold start the bank is computed a question at a time; the questions just asked (an
+    interview's, a round's) come first, so that their answers find the vectors ready. A replica
+    waiting for another's file computes those too, and nothing else."""
+    ids = ("zero-grad", "train-vs-eval", "autograd")
+    small = QuestionBank({i: bank.questions[i] for i in ids}, content_hash="three-asked")
+    config = HostConfig("bundled", "cpu", cache_dir=tmp_path, background_warm=True)
+    first, second = ModelHost(small, config), ModelHost(small, config)
+    assert first.warm_up(True) and first.warm_step(["autograd"])
+    assert set(first.grader()._vectors) == {"autograd"}  # the bank's order would be zero-grad
+    assert second.warm_up(True) and second.warm_step(["train-vs-eval"])  # first holds the lease
+    assert set(second.grader()._vectors) == {"train-vs-eval"}
+    assert second.warm_step()  # nothing more was asked: it waits for the file
+    assert set(second.grader()._vectors) == {"train-vs-eval"}
 
 
 def test_a_killed_holder_releases_the_bank_lease(tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ class LifecycleMixin(RoundsBase):
             session.add(round_)
             await session.flush()
             self._ask(session, round_)
+            self.scoring.prepare(round_.question_ids)  # on a cold start, their vectors come first
             return RoundStart(StartOutcome.started, round_.id, chosen, len(questions), per_question)
 
     async def stop(self, chat_id: int) -> bool:
