@@ -92,7 +92,9 @@ async def build_services(
     owns_scoring = scoring is None
     if scoring is None:
         scoring = ScoringService.from_settings(settings, bank, serving=True)
-        await scoring.start(warm=True)
+    # A service passed in may be loading already (`python -m bot run` prestarts it): this waits
+    # for it, marks it ready and starts the cold bank's background warm-up.
+    await scoring.start(warm=True)
     return Services(
         engine,
         scoring,

@@ -216,7 +216,10 @@ class ScoringService:
             )
 
     async def start(self, warm: bool = True) -> None:
-        """Load the model (and the bank's vectors) where it will run."""
+        """Load the model (and the bank's vectors) where it will run; once (a started service
+        passed to another app run, as the tests do, is not started again)."""
+        if self._started:
+            return
         pending, self._warming = self._warming, None
         left = None
         if pending is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import signal
 from pathlib import Path
 
@@ -53,3 +55,34 @@ async def test_run_completes_interviews_in_both_languages_across_a_kill(
     finally:
         await terminate(process)
     assert "Traceback" not in log.read_text()
+
+
+async def test_run_reports_ready_once_its_grader_is_loaded(
+    telegram: FakeTelegram, tmp_path: Path
+) -> None:
+    """`python -m bot run` starts its grading process before importing aiogram; the app must
+    still wait for it, so /readyz (what the proxy routes by) turns 200 and stays so. It once
+    never did: the started grader was never awaited, so /readyz answered 503 for good."""
+    import aiohttp
+
+    from tests.e2e.test_webhook import free_port
+
+    port = free_port()
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    env = {"METRICS_HOST": "127.0.0.1", "METRICS_PORT": str(port)}
+    process = await launch(telegram, db_url, tmp_path / "bot.log", env)
+    try:
+        async with aiohttp.ClientSession() as client:
+            # Launched means its menus are set, which comes after the grader has loaded; the
+            # port opens a moment later. The limit only guards against a hang.
+            status, deadline = 0, asyncio.get_running_loop().time() + 120
+            while status != 200 and asyncio.get_running_loop().time() < deadline:
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with client.get(f"http://127.0.0.1:{port}/readyz") as reply:
+                        status = reply.status
+                await asyncio.sleep(0.2)
+            assert status == 200
+            async with client.get(f"http://127.0.0.1:{port}/metrics") as reply:
+                assert "bot_ready 1.0" in await reply.text()
+    finally:
+        await terminate(process)
