@@ -190,6 +190,11 @@ class Grader:
 
     def grade_many(self, jobs: list[tuple[Question, str, str | None]]) -> list[GradeResult]:
         """Grade several answers; all their sentences go through the model in one pass."""
+        # Questions whose vectors are not computed yet (a cold start): all of them in one call,
+        # batched by length, rather than a few small calls per question.
+        cold = {q.id: q for q, _, _ in jobs if q.id not in self._vectors}
+        if len(cold) > 1:
+            self.warm(list(cold.values()))
         prepared = self._prepare(jobs)
         vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
         return self._finish(prepared, vectors)

@@ -47,6 +47,8 @@ from bot.scoring.vector_cache import load_vectors
 log = logging.getLogger(__name__)
 
 Worker = Literal["thread", "process"]
+# A cold start computes the bank's questions nobody asked only after answers paused this long.
+BANK_AFTER_IDLE = 1.0
 T = TypeVar("T")
 
 
@@ -85,6 +87,7 @@ class ScoringService:
         self._batcher: asyncio.Task[None] | None = None
         # Questions just asked, whose vectors a cold start computes before the rest of the bank.
         self._wanted: list[str] = []
+        self._graded_at = float("-inf")  # the event loop's time when the last batch was graded
         # Sizes of the latest batches graded (for the benchmark and tests), bounded.
         self.batches: deque[int] = deque(maxlen=10_000)
 
@@ -185,13 +188,19 @@ class ScoringService:
 
     async def _finish_warming(self) -> None:
         """The rest of the bank, a question at a time whenever no answer is waiting: people
-        come first (a question's vectors are computed when it is graded anyway)."""
+        come first (a question's vectors are computed when it is graded anyway). Questions just
+        asked come next; the rest only once answers have paused for BANK_AFTER_IDLE, since a
+        step holds the model for up to a second that an answer arriving would wait for."""
         loop = asyncio.get_running_loop()
         try:
             while True:
                 batcher = self._batcher
                 if batcher is not None and not batcher.done() and batcher.get_loop() is loop:
                     await asyncio.wait({batcher})
+                    continue
+                idle = loop.time() - self._graded_at
+                if not self._wanted and idle < BANK_AFTER_IDLE:
+                    await asyncio.sleep(BANK_AFTER_IDLE - idle)
                     continue
                 wanted, self._wanted = self._wanted, []
                 if not await self._run(ModelHost.warm_step, wanted):
@@ -301,6 +310,7 @@ class ScoringService:
                     for entry in batch:
                         entry.future.cancel()
                     raise
+            self._graded_at = loop.time()
             for entry, outcome in zip(batch, outcomes, strict=True):
                 if entry.future.done():  # the caller gave up waiting
                     continue
