@@ -58,44 +58,22 @@ class InterviewAnswers:
         text = verdict.text
         async with self.sessions() as session, session.begin():
             repo = Repo(session)
-            if message_id is not None and await repo.answers.by_message(user_id, message_id):
-                return AnswerOutcome.duplicate, None
-            ask: AskedQuestion | None = None
-            if reply_to is not None:
-                target = await repo.asked.by_message(chat_id, reply_to)
-                if target is not None and target.user_id == user_id:
-                    if target.status == AskStatus.grading:
-                        return AnswerOutcome.busy, None
-                    if target.status != AskStatus.open:
-                        return AnswerOutcome.already_answered, None
-                    ask = target
-            if ask is None:
-                # Only a question the person could see when writing: never one whose message
-                # is still unsent (it would then never be sent) or arrived after this message.
-                ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id, self.clock())
-            if ask is None:
-                grading = await repo.asked.latest_with_status(
-                    user_id, chat_id, (AskStatus.grading,)
-                )
-                if grading is not None:
-                    return AnswerOutcome.busy, None
-                pending = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.open,))
-                return (AnswerOutcome.not_yet_asked if pending else AnswerOutcome.no_question), None
-            if verdict.too_short:
-                return AnswerOutcome.too_short, None
-            if not await repo.asked.claim(ask.id):
-                return AnswerOutcome.busy, None
-            answer = Answer(
-                asked_id=ask.id,
-                user_id=user_id,
-                question_id=ask.question_id,
-                message_id=message_id,
-                text=text,
-                language=language or detect_language(text),
+            same = (
+                None if message_id is None else await repo.answers.by_message(user_id, message_id)
             )
-            session.add(answer)
-            await session.flush()
-            answer_id = answer.id
+            if same is not None and same.status != AnswerStatus.pending:
+                return AnswerOutcome.duplicate, None
+            if same is None:
+                stored = await self._store(repo, user_id, chat_id, text, verdict.too_short,
+                                           message_id, reply_to, language)  # fmt: skip
+                if isinstance(stored, AnswerOutcome):
+                    return stored, None
+                answer_id = stored
+            else:
+                # Stored by a replica that died before grading it (this update was taken over
+                # from it): graded here now, not after the periodic retry. Should that replica
+                # only have stalled, grade_pending stores one of the two grades.
+                answer_id = same.id
         # Committed before grading: a crash from here on is recovered by grade_pending().
         try:
             await self.grade_pending(answer_id)
@@ -103,6 +81,53 @@ class InterviewAnswers:
             log.exception("grading answer %s failed; it stays stored for a retry", answer_id)
             return AnswerOutcome.grade_later, answer_id
         return AnswerOutcome.graded, answer_id
+
+    async def _store(
+        self,
+        repo: Repo,
+        user_id: int,
+        chat_id: int,
+        text: str,
+        too_short: bool,
+        message_id: int | None,
+        reply_to: int | None,
+        language: Language | None,
+    ) -> AnswerOutcome | int:
+        """Store the answer to the question it answers: its id, or why it was not stored."""
+        ask: AskedQuestion | None = None
+        if reply_to is not None:
+            target = await repo.asked.by_message(chat_id, reply_to)
+            if target is not None and target.user_id == user_id:
+                if target.status == AskStatus.grading:
+                    return AnswerOutcome.busy
+                if target.status != AskStatus.open:
+                    return AnswerOutcome.already_answered
+                ask = target
+        if ask is None:
+            # Only a question the person could see when writing: never one whose message
+            # is still unsent (it would then never be sent) or arrived after this message.
+            ask = await repo.asked.latest_shown_open(user_id, chat_id, message_id, self.clock())
+        if ask is None:
+            grading = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.grading,))
+            if grading is not None:
+                return AnswerOutcome.busy
+            pending = await repo.asked.latest_with_status(user_id, chat_id, (AskStatus.open,))
+            return AnswerOutcome.not_yet_asked if pending else AnswerOutcome.no_question
+        if too_short:
+            return AnswerOutcome.too_short
+        if not await repo.asked.claim(ask.id):
+            return AnswerOutcome.busy
+        answer = Answer(
+            asked_id=ask.id,
+            user_id=user_id,
+            question_id=ask.question_id,
+            message_id=message_id,
+            text=text,
+            language=language or detect_language(text),
+        )
+        repo.session.add(answer)
+        await repo.session.flush()
+        return answer.id
 
     async def grade_pending(self, answer_id: int) -> None:
         async with self.sessions() as session:

@@ -32,9 +32,9 @@ class SlowBot:
 
 @pytest.mark.parametrize("replicas", [True, False])
 async def test_two_replicas_send_each_item_once(
-    sessions, bank: QuestionBank, replicas: bool
+    sessions, bank: QuestionBank, scoring, replicas: bool
 ) -> None:
-    interviews = InterviewService(sessions, bank, None, random.Random(1))  # type: ignore[arg-type]
+    interviews = InterviewService(sessions, bank, scoring, random.Random(1))
     await interviews.ensure_user(5, "en")
     await interviews.start(5, 5, "junior", 2)  # owes the first question
     bot = SlowBot()
@@ -62,13 +62,13 @@ class StuckBot(SlowBot):
 
 
 async def test_a_long_flush_keeps_its_lease_and_a_dead_ones_lapses(
-    sessions, bank: QuestionBank
+    sessions, bank: QuestionBank, scoring
 ) -> None:
     from datetime import timedelta
 
     from bot.storage.leases import live_holders
 
-    interviews = InterviewService(sessions, bank, None, random.Random(1))  # type: ignore[arg-type]
+    interviews = InterviewService(sessions, bank, scoring, random.Random(1))
     await interviews.ensure_user(5, "en")
     await interviews.start(5, 5, "junior", 2)
     short = {"lease": timedelta(seconds=0.4), "renewal": timedelta(seconds=0.1)}

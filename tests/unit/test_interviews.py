@@ -131,6 +131,35 @@ async def test_restart_recovers_an_answer_stored_but_not_graded(
     assert [type(i) for i in items] == [FeedbackItem, QuestionItem]
 
 
+async def test_an_answer_taken_over_from_a_killed_replica_is_graded_at_once(
+    sessions, bank: QuestionBank, scoring
+) -> None:
+    """A replica stored the answer and was killed while grading it; a survivor takes over the
+    update (the same message) and grades the stored answer now, once, rather than calling it a
+    duplicate and leaving it to the periodic retry or the next restart."""
+    killed = make(sessions, bank, scoring)
+    await killed.ensure_user(5, "en")
+    await killed.start(5, 5, "junior", 2)
+    await deliver(killed, 5)
+
+    async def kill(answer_id: int) -> None:
+        raise asyncio.CancelledError  # the process died mid-grade
+
+    killed.grade_pending = kill  # type: ignore[method-assign]
+    text = "backward accumulates gradients, zero_grad clears .grad"
+    with pytest.raises(asyncio.CancelledError):
+        await killed.submit(5, 5, text, 40_001)
+
+    survivor = make(sessions, bank, scoring)
+    outcome, answer_id = await survivor.submit(5, 5, text, 40_001)
+    assert outcome is AnswerOutcome.graded and answer_id is not None
+    items = await deliver(survivor, 5)
+    assert [type(i) for i in items] == [FeedbackItem, QuestionItem]
+    assert (await survivor.submit(5, 5, text, 40_001))[0] is AnswerOutcome.duplicate
+    async with sessions() as session:
+        assert len((await session.scalars(select(Answer).where(Answer.user_id == 5))).all()) == 1
+
+
 async def test_a_burst_is_never_graded_against_an_unsent_question(
     sessions, bank: QuestionBank, scoring
 ) -> None:
