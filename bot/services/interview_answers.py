@@ -142,7 +142,9 @@ class InterviewAnswers:
             result = await self.scoring.grade(question, text, language)
             result_fields = stored_fields(result)
         async with self.sessions() as session, session.begin():
-            answer = await session.get(Answer, answer_id)
+            # Locked (PostgreSQL): two replicas grading the same answer (a takeover beside a
+            # restart's recovery) store one grade; the other sees it graded and stops.
+            answer = await session.get(Answer, answer_id, with_for_update=True)
             if answer is None or answer.status != AnswerStatus.pending:
                 return
             for key, value in result_fields.items():

@@ -17,6 +17,7 @@ from bot.scoring.service import ScoringService
 from bot.services.commands import UsageError, parse_interview_args
 from bot.services.interviews import AnswerOutcome, InterviewService
 from bot.services.outbox import FeedbackItem, QuestionItem, SummaryItem
+from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import Answer, AskedQuestion, Interview
 from bot.storage.repository import Repo
 
@@ -158,6 +159,64 @@ async def test_an_answer_taken_over_from_a_killed_replica_is_graded_at_once(
     assert (await survivor.submit(5, 5, text, 40_001))[0] is AnswerOutcome.duplicate
     async with sessions() as session:
         assert len((await session.scalars(select(Answer).where(Answer.user_id == 5))).all()) == 1
+
+
+class GatedScoring:
+    """Grades only once `open` is set: lets two graders of one answer run side by side."""
+
+    def __init__(self, real: ScoringService) -> None:
+        self.real = real
+        self.open = asyncio.Event()
+        self.waiting = 0
+
+    def prepare(self, question_ids: list[str]) -> None:
+        pass
+
+    async def grade(
+        self, question: Question, text: str, language: str | None = None
+    ) -> GradeResult:
+        self.waiting += 1
+        await self.open.wait()
+        return await self.real.grade(question, text, language)
+
+
+@pytest.mark.parametrize("shared_db", ["postgresql"], indirect=True)
+async def test_two_replicas_grading_one_answer_store_one_grade(
+    shared_db: str, bank: QuestionBank, scoring
+) -> None:
+    """A survivor grading a taken-over answer while the restarted replica's recovery grades
+    it too: one grade is stored and neither fails (unlocked, the loser read the answer as
+    pending, then its question as answered, and raised)."""
+    engine = create_engine(shared_db)
+    sessions = create_session_factory(engine)
+    try:
+        gated = GatedScoring(scoring)
+        service = InterviewService(sessions, bank, gated, random.Random(7))  # type: ignore[arg-type]
+        await service.ensure_user(9, "en")
+        await service.start(9, 9, "junior", 2)
+        await deliver(service, 9)
+        gated.open.set()
+
+        async def kill(answer_id: int) -> None:
+            raise asyncio.CancelledError
+
+        original, service.grade_pending = service.grade_pending, kill  # type: ignore[method-assign]
+        with pytest.raises(asyncio.CancelledError):
+            await service.submit(9, 9, "backward accumulates gradients into .grad", 50_001)
+        service.grade_pending = original  # type: ignore[method-assign]
+        gated.open.clear()
+        async with sessions() as session:
+            answer_id = (await session.scalars(select(Answer.id).where(Answer.user_id == 9))).one()
+        other = InterviewService(sessions, bank, gated, random.Random(7))  # type: ignore[arg-type]
+        both = asyncio.gather(service.grade_pending(answer_id), other.grade_pending(answer_id))
+        while gated.waiting < 2:
+            await asyncio.sleep(0.01)
+        gated.open.set()
+        await both
+        items = await deliver(service, 9)
+        assert [type(i) for i in items] == [FeedbackItem, QuestionItem]
+    finally:
+        await engine.dispose()
 
 
 async def test_a_burst_is_never_graded_against_an_unsent_question(
