@@ -56,11 +56,13 @@ async def subscribe_due_now(db_url: str, bank: QuestionBank, fake: FakeTelegram)
     await engine.dispose()
 
 
-async def until_listening(port: int) -> None:
-    async with aiohttp.ClientSession() as client, asyncio.timeout(120):
+async def until_ready(port: int) -> None:
+    """Until the replica's /readyz says it can grade (what the proxy routes by); the limit
+    only guards against a hang."""
+    async with aiohttp.ClientSession() as client, asyncio.timeout(300):
         while True:
             try:
-                async with client.get(f"http://127.0.0.1:{port}/livez") as reply:
+                async with client.get(f"http://127.0.0.1:{port}/readyz") as reply:
                     if reply.status == 200:
                         return
             except aiohttp.ClientError:
@@ -199,7 +201,7 @@ async def test_three_replicas_lose_nothing_when_one_is_killed(
 
         # The killed replica comes back on its port and takes its share of the posts again.
         processes += await launch_many(telegram, shared_db, [(tmp_path / "r0b.log", bots[0][1])])
-        await until_listening(ports[0])  # its menus are set just before its webhook listens
+        await until_ready(ports[0])  # its menus are set just before its webhook listens
         newcomers = range(5300, 5306)  # six posts, spread over the three replicas
         for chat in newcomers:
             telegram.send_text(telegram.user(chat), "/help")
