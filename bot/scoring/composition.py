@@ -14,7 +14,14 @@ from bot.scoring.pitfall_head import PitfallHead
 from bot.scoring.pitfalls import PitfallHit, by_head, by_rule
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP, Neighbour
 from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead
-from bot.scoring.text import admits_not_knowing, is_hedged, named_terms, overlap, reports_belief
+from bot.scoring.text import (
+    admits_not_knowing,
+    is_hedged,
+    named_terms,
+    opens_with_admission,
+    overlap,
+    reports_belief,
+)
 from bot.verdicts import Verdict
 
 # Thresholds on calibrated cosine similarity (on all-MiniLM-L6-v2's scale: grader.py,
@@ -145,7 +152,7 @@ def compose(
         score = min(score, GENERIC_CAP)
     if not has_terms and is_hedged(text):
         return no_answer(question, language)  # "no idea, I only used keras"
-    if opts.admits_cap and admits_not_knowing(text):
+    if opts.admits_cap and (admits_not_knowing(text) or opens_with_admission(text)):
         # Naming one API and then "I don't know the rest" is not knowledge of the subject;
         # one short sentence can sit close to every key point of a question. In
         # content/eval and content/heldout every answer of 30 words or fewer that says so

@@ -104,6 +104,17 @@ def admits_not_knowing(text: str, limit: int = 24) -> bool:
     return len(words(text)) <= limit and bool(_ADMITS.search(normalize(text)))
 
 
+def opens_with_admission(text: str, limit: int = 80) -> bool:
+    """An answer of at most `limit` words whose first sentence says it does not know or never
+    used the thing ("Honestly I haven't used torch.export, only compile. I think it…"): what
+    follows is a guess. On every labelled set read so far (4,400 answers) the 13 answers of 25
+    to 80 words that open so all have human grades of 0 or 1."""
+    if len(words(text)) > limit:
+        return False
+    units = split_units(normalize(text), clauses=False)
+    return bool(units) and bool(_ADMITS.search(units[0]))
+
+
 def is_hedged(text: str, limit: int = 16) -> bool:
     """A short answer that says "I don't know" among other words ("no idea, I only used keras")."""
     return len(words(text)) <= limit and bool(_DONT_KNOW.search(normalize(text)))

@@ -7,6 +7,7 @@ import pytest
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
+    opens_with_admission,
     is_dont_know,
     mentions,
     polarity,
@@ -157,3 +158,25 @@ def test_a_very_long_answer_keeps_the_whole_answer_as_its_last_unit() -> None:
     text = " ".join(f"Sentence number {i} says something." for i in range(80))
     units = split_units(text)
     assert len(units) == 48 and units[-1] == text and units[0].startswith("Sentence number 0")
+
+
+GUESS = (
+    "I think it traces the model into a graph and saves it so that you can load it later "
+    "without the Python code, maybe for mobile or C++ serving too."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "opens"),
+    [
+        # The first sentence says so, and what follows is a guess: capped like a short one.
+        (f"Honestly I haven't used torch.export, only torch.compile a little. {GUESS}", True),
+        (f"Честно, с FlexAttention не сталкивался. {GUESS}", True),
+        # Said later, after an answer: not an admission of the whole answer.
+        (f"{GUESS} I have never used it in production, though.", False),
+        # Too long to be only a guess: a long answer can hold a lot besides "I never used X".
+        (f"I never used torch.export myself. {GUESS} {GUESS} {GUESS} {GUESS}", False),
+    ],
+)
+def test_opens_with_admission(text: str, opens: bool) -> None:
+    assert opens_with_admission(text) is opens
