@@ -85,6 +85,13 @@ def test_empty_or_dont_know_scores_zero(grader: Grader, bank: QuestionBank, answ
             "never needed it",
         ),
         ("fsdp", "FSDP... что-то распределённое, вроде как DDP, только новее? Не работал с ним"),
+        (  # longer, but the first sentence says so and the rest is a guess (43 words)
+            "zero-grad",
+            "Honestly I have never used zero_grad myself, the training loop was always given. "
+            "I think it resets the gradients, because backward adds to .grad instead of "
+            "overwriting it, so you call it before loss.backward() on every step, or maybe "
+            "after optimizer.step().",
+        ),
     ],
 )
 def test_naming_an_api_then_not_knowing_scores_at_most_one_and_a_half(
