@@ -7,9 +7,9 @@ import pytest
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
-    opens_with_admission,
     is_dont_know,
     mentions,
+    opens_with_admission,
     polarity,
     reports_belief,
     split_units,
