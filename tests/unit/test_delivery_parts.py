@@ -37,9 +37,9 @@ class Bot:
 
 
 async def test_a_takeover_sends_only_the_feedback_parts_not_yet_sent(
-    sessions: Any, bank: QuestionBank
+    sessions: Any, bank: QuestionBank, scoring: Any
 ) -> None:
-    interviews = InterviewService(sessions, bank, None, random.Random(3))  # type: ignore[arg-type]
+    interviews = InterviewService(sessions, bank, scoring, random.Random(3))
     await interviews.ensure_user(5, "en")
     await interviews.start(5, 5, "junior", 2)
     await Delivery(Bot(), interviews).flush(5, "en")  # type: ignore[arg-type]  # the question

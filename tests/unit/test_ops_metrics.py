@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import timedelta
+from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy import select
@@ -26,11 +27,11 @@ def sample(text: str, name: str) -> float:
 
 
 async def test_metrics_report_readiness_and_the_oldest_owed_feedback(
-    db_url: str, bank: QuestionBank
+    db_url: str, bank: QuestionBank, scoring: Any
 ) -> None:
     engine = create_engine(db_url)
     sessions = create_session_factory(engine)
-    interviews = InterviewService(sessions, bank, None, random.Random(2))  # type: ignore[arg-type]
+    interviews = InterviewService(sessions, bank, scoring, random.Random(2))
     await interviews.ensure_user(9, "en")
     await interviews.start(9, 9, "junior", 1)
     loaded = False
