@@ -33,19 +33,30 @@ async def test_a_question_that_comes_back_is_compared_with_the_last_attempt(
     try:
         chat = 420 if lang == "en" else 421
         user = telegram.user(chat, language_code=lang)
-        telegram.send_text(user, "/interview junior 1")
-        asked = find_question(
-            bank, (await telegram.wait_for(lambda s: question_messages(s, chat)))[0]
-        )
         # A misconception the grader flags when said as its claim, with a failing score (so
-        # the review comes back in a minute); every junior question has one.
+        # the review comes back in a minute). Nearly every junior question has one; not
+        # nn-linear in Russian, whose flagged claim reads as an answer to another question
+        # (off-topic, so nothing is flagged): such a question is skipped for the next one.
         grader = scoring.grader()
-        pitfall = next(
-            p
-            for p in asked.pitfalls
-            if (r := grader.grade(asked, p.claim.get(lang), lang)).score < 4
-            and p.id in {h.id for h in r.pitfalls}
-        )
+        pitfall = None
+        while pitfall is None:
+            asked_before = len(question_messages(telegram, chat))
+            telegram.send_text(user, "/interview junior 1")
+            asked = find_question(
+                bank,
+                (await telegram.wait_for(lambda s, n=asked_before: question_messages(s, chat)[n:]))[
+                    0
+                ],
+            )
+            pitfall = next(
+                (
+                    p
+                    for p in asked.pitfalls
+                    if (r := grader.grade(asked, p.claim.get(lang), lang)).score < 4
+                    and p.id in {h.id for h in r.pitfalls}
+                ),
+                None,
+            )
         count = len(telegram.bot_messages(chat))
         # First attempt: the misconception, said as the claim itself.
         telegram.send_text(user, pitfall.claim.get(lang))
