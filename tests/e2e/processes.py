@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 from pathlib import Path
+
+import aiohttp
 
 from tests.e2e.conftest import wait_ready
 from tests.fake_telegram import FakeTelegram
@@ -94,3 +97,15 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+async def until_ready(port: int, limit: float = 300) -> None:
+    """Until the bot's /readyz on this port says it can grade (what the proxy routes by); the
+    limit only guards against a hang (TimeoutError)."""
+    async with aiohttp.ClientSession() as client, asyncio.timeout(limit):
+        while True:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with client.get(f"http://127.0.0.1:{port}/readyz") as reply:
+                    if reply.status == 200:
+                        return
+            await asyncio.sleep(0.1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import signal
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import pytest
 
 from bot.content.loader import QuestionBank
 from tests.e2e.conftest import find_question, question_messages, wait_text
-from tests.e2e.processes import launch, terminate
+from tests.e2e.processes import launch, terminate, until_ready
 from tests.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.e2e
@@ -74,14 +72,8 @@ async def test_run_reports_ready_once_its_grader_is_loaded(
     try:
         async with aiohttp.ClientSession() as client:
             # Launched means its menus are set, which comes after the grader has loaded; the
-            # port opens a moment later. The limit only guards against a hang.
-            status, deadline = 0, asyncio.get_running_loop().time() + 120
-            while status != 200 and asyncio.get_running_loop().time() < deadline:
-                with contextlib.suppress(aiohttp.ClientError):
-                    async with client.get(f"http://127.0.0.1:{port}/readyz") as reply:
-                        status = reply.status
-                await asyncio.sleep(0.2)
-            assert status == 200
+            # port opens a moment later.
+            await until_ready(port, limit=120)
             async with client.get(f"http://127.0.0.1:{port}/metrics") as reply:
                 assert "bot_ready 1.0" in await reply.text()
     finally:

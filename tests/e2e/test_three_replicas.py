@@ -26,7 +26,7 @@ from bot.storage.engine import create_engine, create_session_factory
 from bot.storage.models import Answer, DailyDelivery, DailySubscription, RoundAnswer
 from tests.e2e.conftest import find_question, question_messages, wait_text
 from tests.e2e.daily_helpers import Clock, daily_counts, subscribe_many
-from tests.e2e.processes import ROOT, launch_many, terminate
+from tests.e2e.processes import ROOT, launch_many, terminate, until_ready
 from tests.e2e.test_group_rounds import GROUP, round_questions, scores, setup_group
 from tests.e2e.test_webhook import SECRET, free_port, post
 from tests.fake_telegram import FakeTelegram
@@ -54,20 +54,6 @@ async def subscribe_due_now(db_url: str, bank: QuestionBank, fake: FakeTelegram)
         due = now - timedelta(minutes=1)
         await session.execute(update(DailySubscription).values(next_due_at=due))
     await engine.dispose()
-
-
-async def until_ready(port: int) -> None:
-    """Until the replica's /readyz says it can grade (what the proxy routes by); the limit
-    only guards against a hang."""
-    async with aiohttp.ClientSession() as client, asyncio.timeout(300):
-        while True:
-            try:
-                async with client.get(f"http://127.0.0.1:{port}/readyz") as reply:
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
 
 
 def replies_to(fake: FakeTelegram, chat_id: int, message_id: int) -> list[str]:
