@@ -7,6 +7,7 @@ import pytest
 from bot.scoring.text import (
     admits_not_knowing,
     detect_language,
+    guesses_and_admits,
     is_dont_know,
     mentions,
     opens_with_admission,
@@ -180,3 +181,29 @@ GUESS = (
 )
 def test_opens_with_admission(text: str, opens: bool) -> None:
     assert opens_with_admission(text) is opens
+
+
+@pytest.mark.parametrize(
+    ("text", "caps"),
+    [
+        # An admission anywhere, and a guess throughout.
+        (
+            "Ну, DataLoader вроде грузит данные батчами... Наверное, там есть shuffle? "
+            "Остальное не помню.",
+            True,
+        ),
+        ("Hmm, I think pinned memory is maybe some kind of cache? Not sure, never used it.", True),
+        # An answer first, one doubt at the end: a partial answer, not a guess.
+        (
+            "Static graphs are built before running, dynamic ones as the code runs, so debugging "
+            "is easier. I think torch.compile changes this, not sure how.",
+            False,
+        ),
+        # Guessing without saying it does not know.
+        ("I think it is maybe something like a cache? Probably for speed...", False),
+        # Too long to be only a guess.
+        (f"Hmm, I think... maybe? Not sure. {GUESS} {GUESS} {GUESS} {GUESS} {GUESS}", False),
+    ],
+)
+def test_guesses_and_admits(text: str, caps: bool) -> None:
+    assert guesses_and_admits(text) is caps
