@@ -207,7 +207,10 @@ def test_the_committed_answer_sentences_name_bank_pitfalls(bank: QuestionBank) -
     assert {r.label for r in rows} == {"asserts", "neither"}
     assert {r.source for r in rows} <= set(ANSWER_SOURCES)
     # Never the set the thresholds are chosen on, nor the blind set still to be read.
-    assert not {"blind", "blind7", "blind8", "blind9"} & set(ANSWER_SOURCES)
+    from bot.evaluation.stance_thresholds import THRESHOLD_SETS
+
+    assert not {*THRESHOLD_SETS, "blind9"} & set(ANSWER_SOURCES)
+    assert "blind9" not in THRESHOLD_SETS
     for r in rows:
         bank.questions[r.question].pitfall(r.pitfall)  # raises where the bank lacks it
 
