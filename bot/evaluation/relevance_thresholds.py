@@ -1,6 +1,7 @@
 """`python -m bot train relevance-thresholds`: chooses how the grader joins the relevance model to
-its vector rule (bot/scoring/relevance_net/judge.py: `other_at`, `lean`, `veto`), on sets the
-model never trained on, and writes them into the artefact's config and the model card.
+its vector rule (bot/scoring/relevance_net/judge.py: `other_at`, `lean`, `veto`, and the
+comparison with the closest other question: `nearest_at`, `nearest_lean`), on sets the model
+never trained on, and writes them into the artefact's config and the model card.
 
 The choice: the most off-topic answers told, with no more than WRONG_TARGET of the other answers
 (any kind but off-topic and "don't know") told; ties go to the more cautious values. The sets
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -25,20 +26,53 @@ from bot.scoring.relevance_net.model import WEIGHTS_DIR, RelevanceConfig
 from bot.scoring.relevance_net.pairs import NO_ANSWER, OFF_TOPIC
 from bot.scoring.service import ScoringService
 
-THRESHOLD_SETS = ("heldout", "blind", "blind2", "blind3")
+THRESHOLD_SETS = ("heldout", "blind", "blind7", "blind8")
 WRONG_TARGET = 0.0025  # of on-topic answers: 1 in 400 told it answers another question
 OTHER_AT = (0.8, 0.85, 0.9, 0.95, 0.98)
 LEAN = (0.0, 0.05, 0.1, 0.15)
 VETO = (0.0, 0.1, 0.2)
+# The comparison with the closest other question (judge.py); -1.0: off.
+NEAREST_AT = (-1.0, 0.01, 0.02, 0.05, 0.1, 0.2)
+NEAREST_LEAN = (0.05, 0.08, 0.1, 0.12, 0.15)
 
-Reading = tuple[str, Neighbour, float]  # kind, the vector profile's comparison, P(other)
+# kind, the vector profile's comparison, P(other) with its own question, with the closest other
+Reading = tuple[str, Neighbour, float, float | None]
 
 
-def counts(rows: list[Reading], other_at: float, lean: float, veto: float) -> dict[str, int]:
+@dataclass(frozen=True)
+class Choice:
+    other_at: float
+    lean: float
+    veto: float
+    nearest_at: float = -1.0
+    nearest_lean: float = 1.0
+
+
+def counts(rows: list[Reading], c: Choice) -> dict[str, int]:
     def told(row: Reading, model: bool = True) -> bool:
-        _, neighbour, other_p = row
+        _, neighbour, other_p, nearest_p = row
         p = other_p if model else None
-        return answered_instead(neighbour, p, other_at, lean, veto) is not None
+        return (
+            answered_instead(
+                neighbour,
+                p,
+                c.other_at,
+                c.lean,
+                c.veto,
+                nearest_p if model else None,
+                c.nearest_at,
+                c.nearest_lean,
+            )
+            is not None
+        )
+
+    def by_nearest(row: Reading) -> bool:
+        _, neighbour, _, nearest_p = row
+        return (
+            nearest_p is not None
+            and nearest_p <= c.nearest_at
+            and neighbour.whole_margin >= c.nearest_lean
+        )
 
     off = [r for r in rows if r[0] == OFF_TOPIC]
     on = [r for r in rows if r[0] != OFF_TOPIC]
@@ -49,22 +83,37 @@ def counts(rows: list[Reading], other_at: float, lean: float, veto: float) -> di
         "on_topic_told": sum(told(r) for r in on),
         "rule_off_topic_told": sum(told(r, model=False) for r in off),
         "rule_on_topic_told": sum(told(r, model=False) for r in on),
-        "model_off_topic_told": sum(r[2] >= other_at for r in off),
-        "model_on_topic_told": sum(r[2] >= other_at for r in on),
+        "model_off_topic_told": sum(r[2] >= c.other_at for r in off),
+        "model_on_topic_told": sum(r[2] >= c.other_at for r in on),
+        "nearest_off_topic_told": sum(by_nearest(r) for r in off),
+        "nearest_on_topic_told": sum(by_nearest(r) for r in on),
     }
 
 
-def choose(rows: list[Reading]) -> tuple[float, float, float]:
+def choose(rows: list[Reading]) -> Choice:
     on_topic = sum(r[0] != OFF_TOPIC for r in rows)
-    best: tuple[tuple[int, int, float, float, float], tuple[float, float, float]] | None = None
-    for other_at, lean, veto in itertools.product(OTHER_AT, LEAN, VETO):
-        c = counts(rows, other_at, lean, veto)
+    best: tuple[tuple[float, ...], Choice] | None = None
+    grid = itertools.product(OTHER_AT, LEAN, VETO, NEAREST_AT, NEAREST_LEAN)
+    for other_at, lean, veto, nearest_at, nearest_lean in grid:
+        if nearest_at < 0 and nearest_lean != NEAREST_LEAN[-1]:
+            continue  # off: one lean stands for all
+        choice = Choice(other_at, lean, veto, nearest_at, nearest_lean)
+        c = counts(rows, choice)
         if c["on_topic_told"] > WRONG_TARGET * on_topic:
             continue
-        key = (c["off_topic_told"], -c["on_topic_told"], other_at, lean, -veto)
+        # Ties go to the more cautious values: the comparison off, or needing more.
+        key = (
+            c["off_topic_told"],
+            -c["on_topic_told"],
+            other_at,
+            lean,
+            -veto,
+            -nearest_at,
+            nearest_lean,
+        )
         if best is None or key > best[0]:
-            best = (key, (other_at, lean, veto))
-    return best[1] if best is not None else (max(OTHER_AT), max(LEAN), max(VETO))
+            best = (key, choice)
+    return best[1] if best is not None else Choice(max(OTHER_AT), max(LEAN), max(VETO))
 
 
 def run_relevance_thresholds(settings: Settings, bank: QuestionBank) -> int:
@@ -82,26 +131,24 @@ def run_relevance_thresholds(settings: Settings, bank: QuestionBank) -> int:
             if s.kind != NO_ANSWER and s.group in bank.questions
         ]
         readings = grader.relevance_readings(
-            [(bank.questions[s.group], s.answer, s.lang) for s in samples]
+            [(bank.questions[s.group], s.answer, s.lang) for s in samples], min(NEAREST_LEAN)
         )
         per_set[name] = [
-            (s.kind or "", neighbour, other_p)
-            for s, (neighbour, other_p) in zip(samples, readings, strict=True)
+            (s.kind or "", neighbour, other_p, nearest_p)
+            for s, (neighbour, other_p, nearest_p) in zip(samples, readings, strict=True)
             if neighbour is not None and other_p is not None
         ]
     service.close()
-    other_at, lean, veto = choose([r for rows in per_set.values() for r in rows])
+    choice = choose([r for rows in per_set.values() for r in rows])
     figures: dict[str, Any] = {
         "date": date.today().isoformat(),
         "command": "python -m bot train relevance-thresholds",
-        "other_at": other_at,
-        "lean": lean,
-        "veto": veto,
+        **asdict(choice),
         "wrong_target": WRONG_TARGET,
-        "sets": {name: counts(rows, other_at, lean, veto) for name, rows in per_set.items()},
+        "sets": {name: counts(rows, choice) for name, rows in per_set.items()},
     }
     config = RelevanceConfig.load(WEIGHTS_DIR)
-    replace(config, other_at=other_at, lean=lean, veto=veto).save(WEIGHTS_DIR)
+    replace(config, **asdict(choice)).save(WEIGHTS_DIR)
     remember(CARD, "thresholds", figures)
     print(json.dumps(figures, indent=2))
     return 0

@@ -9,6 +9,7 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.pitfalls import PitfallHit
+from bot.scoring.relevance import Neighbour
 
 Prepared = tuple[Question, str, str, list[str]]  # question, normalised text, language, units
 
@@ -41,3 +42,5 @@ class Analysis:
     matrix: np.ndarray | None = None  # the pitfall head's features, where it has a head
     stance: list[PitfallHit] | None = None  # the pitfalls said, with the stance model
     other_p: float | None = None  # the relevance model's P(other), where it has one
+    neighbour: Neighbour | None = None  # how it compares with every bank question, if it does
+    nearest_p: float | None = None  # P(other) read with the closest other question, if read

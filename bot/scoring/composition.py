@@ -12,10 +12,11 @@ from bot.scoring.grade_result import GradeResult, PointResult, verdict_for
 from bot.scoring.options import GraderOptions
 from bot.scoring.pitfall_head import PitfallHead
 from bot.scoring.pitfalls import PitfallHit, by_head, by_rule
-from bot.scoring.relevance import ANOTHER_QUESTION_CAP, Neighbour
+from bot.scoring.relevance import ANOTHER_QUESTION_CAP
 from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead
 from bot.scoring.text import (
     admits_not_knowing,
+    guesses_and_admits,
     is_hedged,
     named_terms,
     opens_with_admission,
@@ -37,7 +38,9 @@ OFF_TOPIC_RELEVANCE = 0.28
 OFF_TOPIC_CAP = 1.0
 OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
 GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
-ADMITS_CAP = 1.5  # a short answer (24 words or fewer) that says it does not know or never used it
+# A short answer (24 words or fewer) that says it does not know or never used it; or one of up to
+# 80 words that opens so, or that says so anywhere while guessing throughout (text.py).
+ADMITS_CAP = 1.5
 
 
 def with_stance(
@@ -71,15 +74,14 @@ def compose(
     analysis: Analysis,
     qv: QuestionVectors,
     context_sims: np.ndarray,
-    neighbour: Neighbour | None,
     head: PitfallHead | None,
     relevance_model: RelevanceReader | None,
     opts: GraderOptions,
 ) -> GradeResult:
     """The grade of one analysed answer. `context_sims`: the whole answer's calibrated cosines
-    with the model answer ru/en and the question ru/en; `neighbour`: how it compares with every
-    bank question (None: not compared); `head`, `relevance_model`: the pitfall head and the
-    relevance model, where there are."""
+    with the model answer ru/en and the question ru/en; `head`, `relevance_model`: the pitfall
+    head and the relevance model, where there are. How the answer compares with every bank
+    question, and the relevance model's readings, are on the analysis."""
     question, text, language, units = (
         analysis.question,
         analysis.text,
@@ -152,7 +154,8 @@ def compose(
         score = min(score, GENERIC_CAP)
     if not has_terms and is_hedged(text):
         return no_answer(question, language)  # "no idea, I only used keras"
-    if opts.admits_cap and (admits_not_knowing(text) or opens_with_admission(text)):
+    admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
+    if opts.admits_cap and admits:
         # Naming one API and then "I don't know the rest" is not knowledge of the subject;
         # one short sentence can sit close to every key point of a question. In
         # content/eval and content/heldout every answer of 30 words or fewer that says so
@@ -165,10 +168,17 @@ def compose(
         pitfalls, checks = [], []
     # Also behind the off-topic gate: the feedback can name the question answered instead.
     other = None
-    model = relevance_model
+    model, neighbour = relevance_model, analysis.neighbour
     if neighbour is not None and model is not None:
         other = answered_instead(
-            neighbour, analysis.other_p, model.other_at, model.lean, model.veto
+            neighbour,
+            analysis.other_p,
+            model.other_at,
+            model.lean,
+            model.veto,
+            analysis.nearest_p,
+            model.nearest_at,
+            model.nearest_lean,
         )
     elif neighbour is not None:
         other = neighbour.answered()

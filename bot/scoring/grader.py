@@ -25,7 +25,7 @@ from bot.scoring.pair_readings import read_relevance, read_stance, stance_readin
 from bot.scoring.pitfall_head import PitfallHead, load_head
 from bot.scoring.pitfalls import distinct_stems, unit_features
 from bot.scoring.relevance import BankProfile, Neighbour
-from bot.scoring.relevance_net.judge import RelevanceReader, read_other
+from bot.scoring.relevance_net.judge import RelevanceReader
 from bot.scoring.stance.judge import PairModel
 from bot.scoring.text import (
     detect_language,
@@ -41,6 +41,8 @@ from bot.scoring.unit_vectors import encode_units
 # thresholds in composition.py keep their meaning with any model (one whose cosines all sit near
 # 0.8, like E5, is stretched onto the same scale).
 UNRELATED_TARGET = 0.192
+# relevance_readings needs no similarities with the answer's own question's texts.
+_NO_SIMS = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)))
 
 
 def _question_texts(question: Question) -> list[str]:
@@ -87,6 +89,7 @@ class Grader:
         self.options = options or GraderOptions()
         self._vectors: dict[str, QuestionVectors] = {}
         self._calibration = calibration or []
+        self._bank = {q.id: q for q in self._calibration}
         self._baseline: np.ndarray | None = None  # (unit language, reference language)
         self._profile: BankProfile | None = None
         self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
@@ -227,8 +230,11 @@ class Grader:
             read_stance(
                 self.head, self.stance, [a for a in analyses if a is not None], self.options.clauses
             )
+        for a in analyses:
+            if a is not None and self.options.neighbour:
+                a.neighbour = self.neighbour(a.question, a.vectors, a.unit_langs)
         if self.relevance is not None:
-            read_relevance(self.relevance, [a for a in analyses if a is not None])
+            read_relevance(self.relevance, [a for a in analyses if a is not None], self._bank)
         return [
             self._grade_units(analysis) if analysis is not None else no_answer(question, language)
             for analysis, (question, _, language, _) in zip(analyses, prepared, strict=True)
@@ -259,24 +265,25 @@ class Grader:
         )
 
     def relevance_readings(
-        self, jobs: Sequence[tuple[Question, str, str | None]]
-    ) -> list[tuple[Neighbour | None, float | None]]:
+        self, jobs: Sequence[tuple[Question, str, str | None]], nearest_lean: float = 0.0
+    ) -> list[tuple[Neighbour | None, float | None, float | None]]:
         """For choosing the relevance thresholds: per answer, how it compares with every bank
-        question and the relevance model's P(other) (None: no units, no model)."""
+        question, the relevance model's P(other) with its own question and, where it is
+        `nearest_lean` or more closer to another question, with that one (None: no units, no
+        model, not read)."""
         prepared = self._prepare(jobs)
         vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
-        others: list[float | None] = [None] * len(prepared)
-        if self.relevance is not None:
-            others = list(
-                read_other(self.relevance, [(q, text, lang) for q, text, lang, _ in prepared])
-            )
-        readings: list[tuple[Neighbour | None, float | None]] = []
-        for (question, _, _, units), unit_vectors, other_p in zip(
-            prepared, vectors, others, strict=True
-        ):
+        readings: list[tuple[Neighbour | None, float | None, float | None]] = []
+        analyses = []
+        for (question, text, language, units), unit_vectors in zip(prepared, vectors, strict=True):
             langs = np.array([0 if detect_language(u) == "ru" else 1 for u in units])
-            neighbour = self.neighbour(question, unit_vectors, langs) if units else None
-            readings.append((neighbour, other_p))
+            analysis = Analysis(question, text, language, units, unit_vectors, langs, *_NO_SIMS)
+            analysis.neighbour = self.neighbour(question, unit_vectors, langs) if units else None
+            analyses.append(analysis)
+        if self.relevance is not None:
+            read_relevance(self.relevance, analyses, self._bank, nearest_lean)
+        for a in analyses:
+            readings.append((a.neighbour, a.other_p, a.nearest_p))
         return readings
 
     def pair_readings(
@@ -357,11 +364,4 @@ class Grader:
         context_sims = self._calibrate(
             analysis.vectors[-1:] @ qv.context.T, analysis.unit_langs[-1:], np.array([0, 1, 0, 1])
         )[0]
-        neighbour = (
-            self.neighbour(analysis.question, analysis.vectors, analysis.unit_langs)
-            if self.options.neighbour
-            else None
-        )
-        return compose(
-            analysis, qv, context_sims, neighbour, self.head, self.relevance, self.options
-        )
+        return compose(analysis, qv, context_sims, self.head, self.relevance, self.options)

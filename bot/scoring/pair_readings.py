@@ -4,12 +4,15 @@ the relevance model's P(other) (bot/scoring/relevance_net/)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from bot.content.schema import Question
 from bot.scoring.analysis import Analysis
 from bot.scoring.pitfall_head import PitfallHead, said_logits
 from bot.scoring.pitfalls import candidate_count
-from bot.scoring.relevance_net.judge import RelevanceReader, read_other
+from bot.scoring.relevance_net.judge import RelevanceReader, read_other, reads_nearest
 from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
 from bot.scoring.text import split_units
 
@@ -17,11 +20,30 @@ from bot.scoring.text import split_units
 StanceReading = tuple[list[str], list[Candidate], np.ndarray, np.ndarray]
 
 
-def read_relevance(model: RelevanceReader, analyses: list[Analysis]) -> None:
-    """The relevance model's P(other) of every answer, in one call."""
-    readings = read_other(model, [(a.question, a.text, a.language) for a in analyses])
-    for a, other_p in zip(analyses, readings, strict=True):
+def read_relevance(
+    model: RelevanceReader,
+    analyses: list[Analysis],
+    questions: Mapping[str, Question],
+    nearest_lean: float | None = None,
+) -> None:
+    """The relevance model's P(other) of every answer with its own question and, where the
+    answer sits `nearest_lean` (default: the model's) or more closer to another bank question,
+    with that one too; all in one call."""
+    lean = model.nearest_lean if nearest_lean is None else nearest_lean
+    nearest = [a for a in analyses if a.neighbour is not None and reads_nearest(a.neighbour, lean)]
+    readings = read_other(
+        model,
+        [(a.question, a.text, a.language) for a in analyses]
+        + [
+            (questions[a.neighbour.by_whole], a.text, a.language)
+            for a in nearest
+            if a.neighbour is not None
+        ],
+    )
+    for a, other_p in zip(analyses, readings, strict=False):
         a.other_p = other_p
+    for a, nearest_p in zip(nearest, readings[len(analyses) :], strict=True):
+        a.nearest_p = nearest_p
 
 
 def read_stance(

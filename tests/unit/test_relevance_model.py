@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from bot.content.loader import QuestionBank
-from bot.evaluation.relevance_thresholds import WRONG_TARGET, choose, counts
+from bot.evaluation.relevance_thresholds import (
+    THRESHOLD_SETS,
+    WRONG_TARGET,
+    Reading,
+    choose,
+    counts,
+)
+from bot.evaluation.relevance_training import TRAINING_SETS
 from bot.scoring.grader import Grader
 from bot.scoring.pairnet.training import TrainOptions, train
 from bot.scoring.relevance import Neighbour
@@ -34,6 +41,7 @@ class Row:
     answer: str
     lang: str
     kind: str
+    answers_question: str | None = None
 
 
 def test_nearest_questions_orders_by_cosine() -> None:
@@ -52,7 +60,7 @@ def test_every_answer_is_a_positive_with_its_question_and_a_negative_with_a_neig
     nearest = {q: [o for o in questions if o != q] for q in questions}
     rows = [
         Row("dropout", "Dropout zeroes activations at random while training.", "en", "pitfall"),
-        Row("dropout", "Adam keeps two moments per weight.", "en", "offtopic"),
+        Row("dropout", "Batch norm keeps running statistics.", "en", "offtopic", "batch-norm"),
         Row("dropout", "не знаю", "ru", "dontknow"),
     ]
     pairs = build_pairs(questions, rows, nearest, seed=1)
@@ -61,13 +69,23 @@ def test_every_answer_is_a_positive_with_its_question_and_a_negative_with_a_neig
     # A wrong answer is still an answer to its question: grading it is the grader's job.
     assert [(p.left, p.label) for p in about if p.left == own] == [(own, ANSWERS)]
     assert {p.label for p in about if p.left != own} == {OTHER} and len(about) >= 2
-    assert [(p.left, p.label) for p in pairs if p.right == rows[1].answer] == [(own, OTHER)]
+    # An answer to another question: a negative with its own, a positive with the one it answers.
+    assert [(p.left, p.label) for p in pairs if p.right == rows[1].answer] == [
+        (own, OTHER),
+        (question_side(questions["batch-norm"], "en"), ANSWERS),
+    ]
     assert not [p for p in pairs if p.right == "не знаю"]
     # Each model answer: with its own question, and as a negative for a neighbour.
     for question in questions.values():
         model_answer = [p for p in pairs if p.right == question.answer.en]
         assert (question_side(question, "en"), ANSWERS) in [(p.left, p.label) for p in model_answer]
         assert any(p.label == OTHER for p in model_answer)
+
+
+def test_the_model_never_trains_on_the_sets_its_thresholds_are_chosen_on() -> None:
+    assert not set(TRAINING_SETS) & set(THRESHOLD_SETS)
+    # Nor on a blind set still to be read once for a published figure.
+    assert "blind9" not in {*TRAINING_SETS, *THRESHOLD_SETS}
 
 
 def neighbour(answered_by_rule: bool, whole_margin: float) -> Neighbour:
@@ -79,19 +97,40 @@ def test_the_thresholds_tell_the_most_off_topic_answers_within_the_budget() -> N
     # 400 on-topic answers: the budget is one told. One leans 0.3 to another question with
     # P(other) 0.9, one 0.02 with 0.99; the off-topic ones lean 0.12 with P(other) 0.85, or 0.02
     # with 0.99.
-    on = [("strong", neighbour(False, 0.0), 0.01)] * 398 + [
-        ("partial", neighbour(False, 0.3), 0.9),
-        ("strong", neighbour(False, 0.02), 0.99),
+    # None of them is read with its closest other question.
+    unread: float | None = None
+    on: list[Reading] = [("strong", neighbour(False, 0.0), 0.01, unread)] * 398 + [
+        ("partial", neighbour(False, 0.3), 0.9, unread),
+        ("strong", neighbour(False, 0.02), 0.99, unread),
     ]
-    off = [("offtopic", neighbour(False, 0.12), 0.85)] * 3 + [
-        ("offtopic", neighbour(False, 0.02), 0.99)
+    off: list[Reading] = [("offtopic", neighbour(False, 0.12), 0.85, unread)] * 3 + [
+        ("offtopic", neighbour(False, 0.02), 0.99, unread)
     ]
-    other_at, lean, veto = choose(on + off)
+    choice = choose(on + off)
     assert WRONG_TARGET * 400 == 1
-    c = counts(on + off, other_at, lean, veto)
+    c = counts(on + off, choice)
     assert (c["off_topic_told"], c["on_topic_told"]) == (3, 1)
-    assert other_at == 0.85 and lean == 0.1  # the most cautious values that tell the three
+    # The most cautious values that tell the three; the comparison stays off.
+    assert choice.other_at == 0.85 and choice.lean == 0.1 and choice.nearest_at < 0
     assert c["model_off_topic_told"] == 4 and c["rule_off_topic_told"] == 0
+
+
+def test_the_comparison_with_the_closest_question_is_chosen_only_where_it_tells_more() -> None:
+    # Two off-topic answers the model reads as answers to their own question (P(other) 0.01)
+    # but plainly as answers to the question they sit 0.12 closer to (P(other) there 0.005);
+    # on-topic ones lean the other way, or read as answers to the neighbour too (0.02) while
+    # sitting only 0.06 closer to it.
+    on: list[Reading] = [("strong", neighbour(False, 0.0), 0.01, None)] * 398 + [
+        ("partial", neighbour(False, 0.06), 0.01, 0.02)
+    ] * 2
+    off: list[Reading] = [("offtopic", neighbour(False, 0.12), 0.01, 0.005)] * 2
+    choice = choose(on + off)
+    c = counts(on + off, choice)
+    assert (c["off_topic_told"], c["on_topic_told"]) == (2, 0)
+    assert c["nearest_off_topic_told"] == 2 and c["model_off_topic_told"] == 0
+    # The most cautious comparison that tells them: P(other) there at 0.01 or less, or a lean
+    # of 0.12 (the largest that still reaches them).
+    assert choice.nearest_at == 0.01 and choice.nearest_lean == 0.12
 
 
 class FakeReader:
@@ -114,6 +153,14 @@ class FakeReader:
     def veto(self) -> float:
         return self.config.veto
 
+    @property
+    def nearest_at(self) -> float:
+        return self.config.nearest_at
+
+    @property
+    def nearest_lean(self) -> float:
+        return self.config.nearest_lean
+
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         self.calls.append(len(pairs))
         return np.array([[self.other_p, 1 - self.other_p]] * len(pairs))
@@ -132,6 +179,14 @@ def test_the_model_and_the_rule_each_tell_within_their_bounds() -> None:
     assert answered_instead(neighbour(False, 0.05), 0.99, at, lean, veto) is None
     assert answered_instead(neighbour(False, 0.3), 0.7, at, lean, veto) is None
     assert read_other(FakeReader(0.3), []) == []
+    # Read with the question it sits closest to, it answers that one: told, if it also leans
+    # there by `nearest_lean`; not read (None), or the comparison off (-1.0): as before.
+    near = {"nearest_at": 0.05, "nearest_lean": 0.1}
+    assert answered_instead(neighbour(False, 0.12), 0.01, at, lean, veto, 0.02, **near) == "c"
+    assert answered_instead(neighbour(False, 0.08), 0.01, at, lean, veto, 0.02, **near) is None
+    assert answered_instead(neighbour(False, 0.12), 0.01, at, lean, veto, 0.2, **near) is None
+    assert answered_instead(neighbour(False, 0.12), 0.01, at, lean, veto, None, **near) is None
+    assert answered_instead(neighbour(False, 0.12), 0.01, at, lean, veto, 0.0) is None
 
 
 def test_the_grader_tells_what_the_rule_misses_when_the_model_says_so(
@@ -158,6 +213,49 @@ def test_the_grader_tells_what_the_rule_misses_when_the_model_says_so(
     unsure = Grader(grader.encoder, list(bank), grader.options, grader.stance, FakeReader(0.5))
     unsure.warm(list(bank))
     assert unsure.grade(asked, answer, "en").answers_question is None
+
+
+class ComparingReader(FakeReader):
+    """P(other) 0.01 with the asked question's side, `nearest` with any other; compares from a
+    lean of 0.1."""
+
+    def __init__(self, asked: str, nearest: float):
+        super().__init__(0.01)
+        self.asked, self.nearest = asked, nearest
+        self.config = RelevanceConfig(nearest_at=0.05, nearest_lean=0.1)
+        self.read: list[str] = []
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        self.calls.append(len(pairs))
+        self.read += [left for left, _ in pairs]
+        p = [0.01 if left == self.asked else self.nearest for left, _ in pairs]
+        return np.array([[v, 1 - v] for v in p])
+
+
+def test_an_answer_read_as_its_closest_question_s_answer_is_told_so(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    """batch-norm's model answer given to dropout, with a model that takes it for an answer to
+    dropout (on a related subject): read beside batch-norm, the question it sits closest to, it
+    is batch-norm's answer, so it is told so; where the model reads it as no answer to batch-norm
+    either, it is not. A plain answer to dropout is read once, with dropout alone."""
+    asked, answer = bank.questions["dropout"], bank.questions["batch-norm"].answer.en
+    side = question_side(asked, "en")
+    reader = ComparingReader(side, nearest=0.01)
+    told = Grader(grader.encoder, list(bank), grader.options, grader.stance, reader)
+    told.warm(list(bank))
+    result = told.grade(asked, answer, "en")
+    assert result.answers_question == "batch-norm" and result.score <= 1.5
+    assert reader.read == [side, question_side(bank.questions["batch-norm"], "en")]
+    doubting = ComparingReader(side, nearest=0.6)
+    kept = Grader(grader.encoder, list(bank), grader.options, grader.stance, doubting)
+    kept.warm(list(bank))
+    assert kept.grade(asked, answer, "en").answers_question is None
+    own = ComparingReader(side, nearest=0.01)
+    plain = Grader(grader.encoder, list(bank), grader.options, grader.stance, own)
+    plain.warm(list(bank))
+    assert plain.grade(asked, asked.answer.en, "en").answers_question is None
+    assert own.read == [side]
 
 
 def test_a_model_sure_of_the_answer_overrules_the_rule(grader: Grader, bank: QuestionBank) -> None:

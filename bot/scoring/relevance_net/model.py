@@ -34,6 +34,10 @@ class RelevanceConfig(PairNetConfig):
     other_at: float = 0.9  # P(other) that tells, with the answer `lean` closer to another question
     lean: float = 0.1
     veto: float = 0.1  # P(other) below which the rule's call is dropped
+    # The answer read with the bank question it is closest to: P(other) there at `nearest_at` or
+    # less, and `nearest_lean` closer to it than to its own, tells. -1.0: off.
+    nearest_at: float = -1.0
+    nearest_lean: float = 1.0
 
 
 def question_side(question: Question, lang: str) -> str:
@@ -62,6 +66,14 @@ class RelevanceModel(PairNet):
     @property
     def veto(self) -> float:
         return self.config.veto
+
+    @property
+    def nearest_at(self) -> float:
+        return self.config.nearest_at
+
+    @property
+    def nearest_lean(self) -> float:
+        return self.config.nearest_lean
 
 
 # The committed relevance model when it was trained from the given embedding model, else None

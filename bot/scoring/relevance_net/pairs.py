@@ -4,7 +4,8 @@ Every answer to a question is a positive pair with that question, whatever its q
 or vague answer is still an answer to it, and grading it is the grader's job. Negatives: the
 same answer with one of its question's nearest neighbours (the hard case: a fluent answer to a
 neighbouring question), sometimes with a far question, and the labelled off-topic answers with
-their own question. The bank's model answers add a positive and a neighbour negative each.
+their own question (and, as positives, with the question they do answer). The bank's model
+answers add a positive and a neighbour negative each.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class LabelledAnswer(Protocol):
 
     @property
     def kind(self) -> str | None: ...
+
+    @property
+    def answers_question(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,11 @@ def build_pairs(
         side = question_side(question, row.lang)
         if row.kind == OFF_TOPIC:
             pairs.append(RelevancePair(side, row.answer, OTHER))
+            # It does answer the question it was written for: a positive there, so that the
+            # model learns the pair, not "this answer's style reads as off-topic".
+            meant = questions.get(row.answers_question or "")
+            if meant is not None and meant.id != question.id:
+                pairs.append(RelevancePair(question_side(meant, row.lang), row.answer, ANSWERS))
             continue
         pairs.append(RelevancePair(side, row.answer, ANSWERS))
         negatives(question, row.answer, row.lang, rng.random() < FAR_SHARE)
