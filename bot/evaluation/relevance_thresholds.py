@@ -91,29 +91,37 @@ def counts(rows: list[Reading], c: Choice) -> dict[str, int]:
 
 
 def choose(rows: list[Reading]) -> Choice:
+    """The most off-topic answers told within the budget of on-topic ones told. Where no choice
+    keeps to it (the vector rule alone can tell more, and no veto reaches those), the budget is
+    the fewest any choice tells, rather than the most cautious values whatever they tell."""
     on_topic = sum(r[0] != OFF_TOPIC for r in rows)
-    best: tuple[tuple[float, ...], Choice] | None = None
-    grid = itertools.product(OTHER_AT, LEAN, VETO, NEAREST_AT, NEAREST_LEAN)
-    for other_at, lean, veto, nearest_at, nearest_lean in grid:
+    scored: list[tuple[dict[str, int], Choice]] = []
+    for other_at, lean, veto, nearest_at, nearest_lean in itertools.product(
+        OTHER_AT, LEAN, VETO, NEAREST_AT, NEAREST_LEAN
+    ):
         if nearest_at < 0 and nearest_lean != NEAREST_LEAN[-1]:
             continue  # off: one lean stands for all
         choice = Choice(other_at, lean, veto, nearest_at, nearest_lean)
-        c = counts(rows, choice)
-        if c["on_topic_told"] > WRONG_TARGET * on_topic:
+        scored.append((counts(rows, choice), choice))
+    budget = max(WRONG_TARGET * on_topic, min(c["on_topic_told"] for c, _ in scored))
+    best: tuple[tuple[float, ...], Choice] | None = None
+    for c, choice in scored:
+        if c["on_topic_told"] > budget:
             continue
         # Ties go to the more cautious values: the comparison off, or needing more.
         key = (
             c["off_topic_told"],
             -c["on_topic_told"],
-            other_at,
-            lean,
-            -veto,
-            -nearest_at,
-            nearest_lean,
+            choice.other_at,
+            choice.lean,
+            -choice.veto,
+            -choice.nearest_at,
+            choice.nearest_lean,
         )
         if best is None or key > best[0]:
             best = (key, choice)
-    return best[1] if best is not None else Choice(max(OTHER_AT), max(LEAN), max(VETO))
+    assert best is not None  # the budget admits at least the choice that set it
+    return best[1]
 
 
 def run_relevance_thresholds(settings: Settings, bank: QuestionBank) -> int:

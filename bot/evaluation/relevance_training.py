@@ -172,13 +172,18 @@ def _threshold_lines(t: dict[str, Any] | None) -> list[str]:
         "The grader's vector rule (bot/scoring/relevance.py) tells an answer clearly closer to",
         "another bank question than to its own. With the model",
         "(bot/scoring/relevance_net/judge.py):",
-        f"the rule's call stands unless P(other) is below {t['veto']}; and the model tells an",
+        (
+            f"the rule's call stands unless P(other) is below {t['veto']}; and the model tells an"
+            if t["veto"] > 0
+            else "the rule's call always stands; the model tells an"
+        ),
         f"answer at P(other) {t['other_at']} or more when the answer is also at least {t['lean']}",
         "closer to another bank question than to its own. The question named is the nearest.",
         *_nearest_lines(t),
         f"Chosen by `{t['command']}` ({t['date']}) for the most off-topic answers told with at",
-        f"most {t['wrong_target']:.2%} of the other answers told, on the sets below: the model",
-        "never trained on them, but the numbers were chosen on them, so they are tuning",
+        f"most {t['wrong_target']:.2%} of the other answers told (where no choice keeps to that,",
+        "as the rule alone tells more, the fewest any choice tells), on the sets below: the",
+        "model never trained on them, but the numbers were chosen on them, so they are tuning",
         "sets for this choice.",
         "",
         "| set | told: all together | rule alone | model alone | by the comparison |",

@@ -133,6 +133,22 @@ def test_the_comparison_with_the_closest_question_is_chosen_only_where_it_tells_
     assert choice.nearest_at == 0.01 and choice.nearest_lean == 0.12
 
 
+def test_where_no_choice_keeps_to_the_budget_the_fewest_wrong_tells_set_it() -> None:
+    # The vector rule alone tells two on-topic answers of 400 (the budget is one), read by the
+    # model as surely about something else, so no veto keeps them: every choice tells both.
+    # The choice must still tell the off-topic answers the model reads (P(other) 0.9, leaning
+    # 0.12), not fall back to the most cautious values, which tell none of them.
+    unread: float | None = None
+    on: list[Reading] = [("strong", neighbour(False, 0.0), 0.01, unread)] * 398 + [
+        ("partial", neighbour(True, 0.2), 0.999, unread)
+    ] * 2
+    off: list[Reading] = [("offtopic", neighbour(False, 0.12), 0.9, unread)] * 3
+    choice = choose(on + off)
+    c = counts(on + off, choice)
+    assert (c["off_topic_told"], c["on_topic_told"]) == (3, 2)
+    assert choice.other_at == 0.9 and choice.lean == 0.1
+
+
 class FakeReader:
     """The same P(other) for every pair; the default thresholds."""
 
