@@ -195,6 +195,9 @@ def _grade(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> 
     valid = [j for j in jobs if not isinstance(j, str)]
     scoring = _scoring(settings, bank)
     try:
+        # The whole bank's vectors, as the bot holds them: without them no answer is compared
+        # with every bank question, so none is told it answers another one.
+        scoring.warm_grader()
         for job in valid:
             if len(job) == 3:
                 question_id, answer, lang = job

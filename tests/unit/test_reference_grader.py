@@ -55,6 +55,11 @@ def test_cli_batch_accepts_reference_lines(
                     "answer": "it clears .grad before backward",
                     "lang": "en",
                 },
+                {  # an answer to another bank question, as the bot would tell it
+                    "question": "hooks",
+                    "answer": scoring.bank.questions["nan-loss-debug"].answer.en,
+                    "lang": "en",
+                },
                 {
                     "question_text": QUESTION,
                     "reference": REFERENCE,
@@ -67,7 +72,8 @@ def test_cli_batch_accepts_reference_lines(
     )
     assert main(["grade", "--batch", str(batch), "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
-    assert [x["question_id"] for x in lines] == ["zero-grad", ""]
+    assert [x["question_id"] for x in lines] == ["zero-grad", "hooks", ""]
+    assert lines[1]["answers_question"] == "nan-loss-debug" and lines[1]["score"] <= 1.5
     assert all(set(x) >= {"score", "verdict", "covered", "missed", "pitfalls"} for x in lines)
 
 
