@@ -1,6 +1,7 @@
 """One answer at a time, warm, one torch thread (as the bot's grading process runs it): the
-grader with neither pair model, with the stance model, and with the stance and relevance models,
-one after another in each round, in one process.
+grader with neither pair model, with the stance model, with the stance and relevance models and
+the formula's score, and with all of them and the fitted score (the bot's grader), one after
+another in each round, in one process.
 
     .venv/bin/python benchmarks/stance_latency.py [--answers 80] [--rounds 2]
 
@@ -38,7 +39,10 @@ def main() -> None:
     torch.set_num_threads(1)
     without = Grader(full.encoder, list(bank), GraderOptions(stance=False, relevance=False))
     with_stance = Grader(full.encoder, list(bank), GraderOptions(relevance=False), full.stance)
-    for grader in (without, with_stance):
+    formula = Grader(
+        full.encoder, list(bank), GraderOptions(fitted_score=False), full.stance, full.relevance
+    )
+    for grader in (without, with_stance, formula):
         grader.warm(list(bank))
     root = settings.content_dir.parent
     samples = load_bank_eval(Path(root / "eval")).samples[: args.answers]
@@ -46,7 +50,8 @@ def main() -> None:
         graders = (
             ("head only", without),
             ("head + stance model", with_stance),
-            ("head + stance + relevance models", full),
+            ("head + stance + relevance models, formula score", formula),
+            ("head + stance + relevance models, fitted score", full),
         )
         for name, grader in graders:
             took = []

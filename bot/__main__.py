@@ -108,7 +108,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "what",
-        choices=("stance", "stance-thresholds", "relevance", "relevance-thresholds", "pitfalls"),
+        choices=(
+            "stance",
+            "stance-thresholds",
+            "relevance",
+            "relevance-thresholds",
+            "pitfalls",
+            "score",
+        ),
     )
     train.add_argument("--model", help="embedding model (default: EMBEDDING_MODEL)", default=None)
     # `train stance`'s and `train relevance`'s (defaults: TrainOptions and each model's config).
@@ -122,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--stance-dir", type=Path, help="stance examples (default: content/stance)")
     train.add_argument("--card", type=Path, help="model card to write (docs/stance-model.md)")
     train.add_argument("--log", type=Path, help="also log progress to this file")
+    train.add_argument("--rows", type=Path, help="`train score`: graded answers cache (.npz)")
     bench = sub.add_parser("bench", help="grading latency, throughput, start-up and memory")
     bench.add_argument("--answers", type=int, default=192, help="answers per throughput run")
     bench.add_argument(
@@ -312,6 +320,10 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         if args.model:
             settings = settings.model_copy(update={"embedding_model": args.model})
         return run_train_relevance(settings, bank, args)
+    if args.command == "train" and args.what == "score":
+        from bot.evaluation.score_training import run_train_score
+
+        return run_train_score(settings, bank, args.model, args.rows)
     if args.command == "train" and args.what == "stance":
         from bot.evaluation.stance_training import run_train_stance
 

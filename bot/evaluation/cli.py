@@ -31,6 +31,7 @@ BANK_ABLATION: dict[str, GraderOptions] = {
     "-offtopic": replace(FULL, off_topic_gate=False),
     "-neighbour": replace(FULL, neighbour=False),  # no "reads like an answer to another question"
     "-relevance": replace(FULL, relevance=False),  # the vector rule alone tells another question
+    "-fitted-score": replace(FULL, fitted_score=False),  # the hand-set formula scores
     "-generic": replace(FULL, generic_cap=False),
     "-admits-cap": replace(FULL, admits_cap=False),
     "-whole-answer-pass": replace(FULL, encode_whole=False),

@@ -14,6 +14,7 @@ from bot.scoring.pitfall_head import PitfallHead
 from bot.scoring.pitfalls import PitfallHit, by_head, by_rule
 from bot.scoring.relevance import ANOTHER_QUESTION_CAP
 from bot.scoring.relevance_net.judge import RelevanceReader, answered_instead
+from bot.scoring.score_model import ScoreModel
 from bot.scoring.text import (
     admits_not_knowing,
     guesses_and_admits,
@@ -77,11 +78,13 @@ def compose(
     head: PitfallHead | None,
     relevance_model: RelevanceReader | None,
     opts: GraderOptions,
+    score_model: ScoreModel | None = None,
 ) -> GradeResult:
     """The grade of one analysed answer. `context_sims`: the whole answer's calibrated cosines
     with the model answer ru/en and the question ru/en; `head`, `relevance_model`: the pitfall
-    head and the relevance model, where there are. How the answer compares with every bank
-    question, and the relevance model's readings, are on the analysis."""
+    head and the relevance model, where there are; `score_model`: the fitted score, where there
+    is one (else the formula). How the answer compares with every bank question, and the
+    relevance model's readings, are on the analysis."""
     question, text, language, units = (
         analysis.question,
         analysis.text,
@@ -144,6 +147,28 @@ def compose(
     score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
     has_terms = bool(named)
     lexical = overlap(text, set(qv.vocabulary))
+    neighbour = analysis.neighbour
+    features = (
+        score,
+        coverage,
+        sum(p.covered for p in points) / len(points),
+        max((p.credit for p in points), default=0.0),
+        similarity,
+        relevance,
+        float(len(pitfalls)),
+        max((p.probability or 0.0 for p in pitfalls), default=0.0),
+        float(len(checks)),
+        analysis.other_p or 0.0,
+        analysis.nearest_p or 0.0,  # not read: the answer does not lean to another question
+        -1.0 if neighbour is None else neighbour.whole_margin,
+        float(has_terms),
+        float(len(named)),
+        lexical,
+        float(language == "ru"),
+    )
+    if score_model is not None:
+        score = round(float(score_model.score(np.asarray(features))), 1)
+    ceiling = 10.0  # the lowest cap that applies
     off_topic = (
         opts.off_topic_gate
         and not has_terms
@@ -151,7 +176,7 @@ def compose(
     )
     if not has_terms and opts.generic_cap:
         # Names nothing concrete the question is about: "it is flexible and pythonic".
-        score = min(score, GENERIC_CAP)
+        ceiling = min(ceiling, GENERIC_CAP)
     if not has_terms and is_hedged(text):
         return no_answer(question, language)  # "no idea, I only used keras"
     admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
@@ -161,14 +186,14 @@ def compose(
         # content/eval and content/heldout every answer of 30 words or fewer that says so
         # has a human grade of 0 or 1; the limit is 24, as a longer answer can hold a lot
         # besides "I don't know X" (tests/unit/test_text.py).
-        score = min(score, ADMITS_CAP)
+        ceiling = min(ceiling, ADMITS_CAP)
     if off_topic:
-        score = min(score, OFF_TOPIC_CAP)
+        ceiling = min(ceiling, OFF_TOPIC_CAP)
         points = [PointResult(p.id, False, 0.0, None) for p in points]
         pitfalls, checks = [], []
     # Also behind the off-topic gate: the feedback can name the question answered instead.
     other = None
-    model, neighbour = relevance_model, analysis.neighbour
+    model = relevance_model
     if neighbour is not None and model is not None:
         other = answered_instead(
             neighbour,
@@ -185,9 +210,10 @@ def compose(
     if other is not None:
         # Its misconceptions would be judged against the wrong question's claims, and its
         # words quoted under this question's key points would say it answered them.
-        score = min(score, ANOTHER_QUESTION_CAP)
+        ceiling = min(ceiling, ANOTHER_QUESTION_CAP)
         pitfalls, checks = [], []
         points = [PointResult(p.id, False, 0.0, None) for p in points]
+    score = min(score, ceiling)
     return GradeResult(
         question_id=question.id,
         language=language,
@@ -205,4 +231,6 @@ def compose(
         similarity=similarity,
         relevance=relevance,
         answers_question=other,
+        features=features,
+        ceiling=ceiling,
     )

@@ -33,6 +33,9 @@ class GradeResult:
     relevance: float = 0.0
     # The bank question this answer reads like an answer to, instead of its own.
     answers_question: str | None = None
+    # What the score model reads (score_model.FEATURES), before any cap: for fitting it.
+    features: tuple[float, ...] = ()
+    ceiling: float = 10.0  # the lowest cap that applied (10: none)
 
     @property
     def covered(self) -> list[str]:

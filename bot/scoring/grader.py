@@ -26,6 +26,7 @@ from bot.scoring.pitfall_head import PitfallHead, load_head
 from bot.scoring.pitfalls import distinct_stems, unit_features
 from bot.scoring.relevance import BankProfile, Neighbour
 from bot.scoring.relevance_net.judge import RelevanceReader
+from bot.scoring.score_model import ScoreModel, load_score_model
 from bot.scoring.stance.judge import PairModel
 from bot.scoring.text import (
     detect_language,
@@ -95,6 +96,11 @@ class Grader:
         self.head: PitfallHead | None = load_head(encoder.name) if self.options.head else None
         self.stance = stance
         self.relevance = relevance if self.options.relevance else None
+        # Fitted with both models' readings among its features: without either, the formula.
+        models = self.head is not None and stance is not None and self.relevance is not None
+        self.score_model: ScoreModel | None = (
+            load_score_model(encoder.name) if models and self.options.fitted_score else None
+        )
 
     def baseline(self) -> np.ndarray:
         if self._baseline is None:
@@ -364,4 +370,6 @@ class Grader:
         context_sims = self._calibrate(
             analysis.vectors[-1:] @ qv.context.T, analysis.unit_langs[-1:], np.array([0, 1, 0, 1])
         )[0]
-        return compose(analysis, qv, context_sims, self.head, self.relevance, self.options)
+        return compose(
+            analysis, qv, context_sims, self.head, self.relevance, self.options, self.score_model
+        )

@@ -36,3 +36,6 @@ class GraderOptions:
     # The relevance model (bot/scoring/relevance_net/), where one was trained on this embedding
     # model: with the vector rule, tells an answer to another question (relevance_net/judge.py).
     relevance: bool = True
+    # The fitted score (bot/scoring/score_model.py), where one was fitted for this embedding
+    # model and both models above are present; off: the hand-set formula scores.
+    fitted_score: bool = True

@@ -67,3 +67,34 @@ def test_misconception_is_said_and_rejection_is_not(
 def test_an_unrelated_russian_answer_scores_low(default_grader: Grader, bank: QuestionBank) -> None:
     answer = "Я бы сначала собрал требования у заказчика, потом оценил сроки и бюджет проекта."
     assert default_grader.grade(bank.questions["zero-grad"], answer, "ru").score <= 1.5
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "filler"),
+    [
+        (
+            "en",
+            "zero_grad clears the .grad of the parameters, because backward adds into .grad "
+            "instead of overwriting it, so without it gradients from earlier batches pile up.",
+            " In my experience this comes up a lot in practice and it is worth being careful "
+            "about it, because it is easy to forget when you write a training loop quickly and "
+            "then the results look strange and you spend a long time wondering what went wrong.",
+        ),
+        (
+            "ru",
+            "zero_grad обнуляет .grad у параметров, потому что backward складывает градиенты в "
+            ".grad, а не перезаписывает, и без этого они копятся с прошлых батчей.",
+            " По моему опыту это часто всплывает на практике, и тут стоит быть внимательным, "
+            "потому что это легко забыть, когда быстро пишешь цикл обучения, а потом результаты "
+            "выглядят странно и долго думаешь, что не так.",
+        ),
+    ],
+)
+def test_filler_does_not_raise_a_score(
+    default_grader: Grader, bank: QuestionBank, lang: str, answer: str, filler: str
+) -> None:
+    """Length is not among the fitted score's features: words that say nothing about the
+    question add nothing (docs/grading.md, "Ninth attempt")."""
+    question = bank.questions["zero-grad"]
+    plain = default_grader.grade(question, answer, lang).score
+    assert default_grader.grade(question, answer + filler + filler, lang).score <= plain
