@@ -18,11 +18,12 @@ models both present (their readings are among its features). Elsewhere the formu
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from bot.scoring.pitfall_head import head_path
 
 # Each feature with the direction its weight may take (+1 raises the score, -1 lowers it, 0
 # either): the fit keeps to it, so that covering another key point never lowers a score and
@@ -95,8 +96,7 @@ class ScoreModel:
 
 
 def weights_path(model: str, directory: Path = WEIGHTS_DIR) -> Path:
-    slug = re.sub(r"[^a-z0-9]+", "-", Path(model).name.lower()).strip("-") or "model"
-    return directory / f"{slug}.json"
+    return head_path(model, directory)  # named as the pitfall heads are
 
 
 def load_score_model(model: str, directory: Path = WEIGHTS_DIR) -> ScoreModel | None:
