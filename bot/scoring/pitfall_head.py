@@ -20,12 +20,13 @@ docs/grading.md for what each costs).
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from bot.scoring.fitted_json import load_fitted, save_fitted
 
 FEATURES = (
     "claim",  # calibrated cosine with the wrong claim (best of its two languages)
@@ -61,19 +62,11 @@ class PitfallHead:
         return features @ np.asarray(self.weights, dtype=np.float64) + self.bias
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = asdict(self) | {"features": list(FEATURES)}
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        save_fitted(self, FEATURES, path)
 
     @classmethod
     def load(cls, path: Path) -> PitfallHead:
-        data = json.loads(path.read_text("utf-8"))
-        if tuple(data.pop("features")) != FEATURES:
-            raise ValueError(
-                f"{path}: fitted on other features; run `python -m bot train pitfalls`"
-            )
-        data["weights"] = tuple(data["weights"])
-        return cls(**data)
+        return cls(**load_fitted(path, FEATURES, "python -m bot train pitfalls"))
 
 
 def said_logits(features: np.ndarray, logits: np.ndarray) -> np.ndarray:

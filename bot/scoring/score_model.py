@@ -17,12 +17,12 @@ models both present (their readings are among its features). Elsewhere the formu
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from bot.scoring.fitted_json import load_fitted, save_fitted
 from bot.scoring.pitfall_head import head_path
 
 # Each feature with the direction its weight may take (+1 raises the score, -1 lowers it, 0
@@ -81,18 +81,11 @@ class ScoreModel:
         return blended
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = asdict(self) | {"features": list(FEATURES)}
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        save_fitted(self, FEATURES, path)
 
     @classmethod
     def load(cls, path: Path) -> ScoreModel:
-        data = json.loads(path.read_text("utf-8"))
-        if tuple(data.pop("features")) != FEATURES:
-            raise ValueError(f"{path}: fitted on other features; run `python -m bot train score`")
-        for key in ("mean", "scale", "weights"):
-            data[key] = tuple(data[key])
-        return cls(**data)
+        return cls(**load_fitted(path, FEATURES, "python -m bot train score"))
 
 
 def weights_path(model: str, directory: Path = WEIGHTS_DIR) -> Path:
