@@ -88,11 +88,13 @@ def is_dont_know(text: str) -> bool:
 # Saying outright that one does not know or has not used the thing (not "not sure", which
 # often comes before a correct guess).
 _ADMITS = re.compile(
-    r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*know|no\s+idea|idk|no\s+clue|"
+    r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*(?:really\s+)?know|no\s+idea|idk|no\s+clue|"
     r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|can'?t\s+(?:say|compare|tell)|"
     r"never\s+(?:(?:really\s+)?used|wrote|worked|tried|needed|looked|heard|touched|implemented|"
-    r"had\s+to|profiled|done)|haven'?t\s+(?:used|done|tried|worked)|"
-    r"не\s*знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|не\s+(?:помню|вспомню|скажу)|"
+    r"had\s+to|profiled|done)|haven'?t\s+(?:really\s+)?(?:used|done|tried|worked)|"
+    r"not\s+something\s+i(?:'?ve|\s+have)\s+(?:really\s+)?(?:done|used|tried|worked)|"
+    r"не\s*(?:(?:очень|особо)\s+)?знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|"
+    r"не\s+(?:помню|вспомню|скажу)|"
     r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал|трогал|слышал|в\s+теме)|"
     r"только\s+слышал)",
     re.IGNORECASE,

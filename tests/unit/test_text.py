@@ -173,6 +173,13 @@ GUESS = (
         # The first sentence says so, and what follows is a guess: capped like a short one.
         (f"Honestly I haven't used torch.export, only torch.compile a little. {GUESS}", True),
         (f"Честно, с FlexAttention не сталкивался. {GUESS}", True),
+        # The forms that escaped the rule on content/blind10 ("Not something I've done. …").
+        (f"Not something I've done. {GUESS}", True),
+        (f"I haven't really used TorchScript. {GUESS}", True),
+        (f"I don't really know it. {GUESS}", True),
+        (f"Не особо знаю, как это устроено. {GUESS}", True),
+        # "really" between the words is not "I know": a plain statement stays an answer.
+        (f"I really know this one. {GUESS}", False),
         # Said later, after an answer: not an admission of the whole answer.
         (f"{GUESS} I have never used it in production, though.", False),
         # Too long to be only a guess: a long answer can hold a lot besides "I never used X".
