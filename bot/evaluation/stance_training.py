@@ -174,7 +174,7 @@ def render_card(data: dict[str, Any]) -> str:
             "| set | reader | recall | false flags | rejecting answers flagged | precision |",
             "|---|---|---|---|---|---|",
         ]
-        for name in ("blind", "blind7", "eval", "heldout"):
+        for name in [k for k, v in thresholds.items() if isinstance(v, dict)]:  # every set read
             for reader, title in (("head_alone", "head alone"), ("head_and_stance", "with stance")):
                 f = thresholds.get(name, {}).get(reader)
                 if f is not None:
