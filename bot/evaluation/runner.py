@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from bot.content.loader import QuestionBank
+from bot.content.schema import Question
 from bot.evaluation.datasets import Sample
 from bot.evaluation.report import Grading
 from bot.scoring.encoder import Encoder
@@ -17,6 +20,18 @@ from bot.scoring.text import normalize, split_units
 CHUNK = 64  # answers per batch, as the bot's micro-batching queue would group them
 
 
+def grade_bank_samples(
+    grader: Grader, bank: QuestionBank, samples: list[Sample]
+) -> Iterator[tuple[Sample, GradeResult]]:
+    """Each sample of a bank question with its grade, graded CHUNK at a time."""
+    for start in range(0, len(samples), CHUNK):
+        chunk = samples[start : start + CHUNK]
+        jobs: list[tuple[Question, str, str | None]] = [
+            (bank.questions[str(s.question_id)], s.answer, s.lang) for s in chunk
+        ]
+        yield from zip(chunk, grader.grade_many(jobs), strict=True)
+
+
 def grade_with(
     grader: Grader,
     reference: ReferenceGrader,
@@ -27,27 +42,24 @@ def grade_with(
     """Bank samples through the grader in batches; external ones against their reference.
 
     `checks`: count the pitfalls shown as "worth checking" as flags too."""
+    bank_samples = [s for s in samples if s.question_id is not None]
+    graded = (g for _, g in grade_bank_samples(grader, bank, bank_samples))
+    other = [s for s in samples if s.question_id is None]
+    against_reference = (
+        g
+        for start in range(0, len(other), CHUNK)
+        for g in reference.grade_many(
+            [(s.question_text or "", s.reference or "", s.answer, s.lang)
+             for s in other[start : start + CHUNK]]
+        )
+    )  # fmt: skip
     result: list[Grading] = []
-    for start in range(0, len(samples), CHUNK):
-        chunk = samples[start : start + CHUNK]
-        bank_jobs = [s for s in chunk if s.question_id is not None]
-        other_jobs = [s for s in chunk if s.question_id is None]
-        graded = iter(
-            grader.grade_many(
-                [(bank.questions[str(s.question_id)], s.answer, s.lang) for s in bank_jobs]
-            )
-        )
-        against_reference = iter(
-            reference.grade_many(
-                [(s.question_text or "", s.reference or "", s.answer, s.lang) for s in other_jobs]
-            )
-        )
-        for sample in chunk:
-            g = next(graded) if sample.question_id is not None else next(against_reference)
-            flags = {p.id for p in g.pitfalls}
-            if checks and isinstance(g, GradeResult):
-                flags |= {p.id for p in g.checks}
-            result.append((g.score, flags))
+    for sample in samples:
+        g = next(graded) if sample.question_id is not None else next(against_reference)
+        flags = {p.id for p in g.pitfalls}
+        if checks and isinstance(g, GradeResult):
+            flags |= {p.id for p in g.checks}
+        result.append((g.score, flags))
     return result
 
 

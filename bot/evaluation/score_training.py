@@ -19,9 +19,8 @@ from scipy.stats import spearmanr
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
-from bot.content.schema import Question
 from bot.evaluation.datasets import Dataset, load_bank_eval
-from bot.evaluation.runner import CHUNK
+from bot.evaluation.runner import grade_bank_samples
 from bot.scoring.grader import Grader
 from bot.scoring.score_model import ScoreModel, fit, weights_path
 from bot.scoring.service import ScoringService, grader_options
@@ -55,22 +54,16 @@ def graded_rows(
     total = sum(len(d.samples) for d in sets)
     bar = tqdm(total=total, desc="grading", unit="answer", disable=not progress)
     for dataset in sets:
-        samples = dataset.samples
-        for start in range(0, len(samples), CHUNK):
-            chunk = samples[start : start + CHUNK]
-            jobs: list[tuple[Question, str, str | None]] = [
-                (bank.questions[str(s.question_id)], s.answer, s.lang) for s in chunk
-            ]
-            for sample, result in zip(chunk, grader.grade_many(jobs), strict=True):
-                if not result.features:
-                    continue
-                features.append(result.features)
-                ceilings.append(result.ceiling)
-                formula.append(result.score)
-                grades.append(sample.grade * 10 / dataset.scale)
-                names.append(dataset.name)
-                russian.append(result.language == "ru")
-            bar.update(len(chunk))
+        for sample, result in grade_bank_samples(grader, bank, dataset.samples):
+            bar.update(1)
+            if not result.features:
+                continue
+            features.append(result.features)
+            ceilings.append(result.ceiling)
+            formula.append(result.score)
+            grades.append(sample.grade * 10 / dataset.scale)
+            names.append(dataset.name)
+            russian.append(result.language == "ru")
     bar.close()
     return Rows(
         np.asarray(features, dtype=np.float64),

@@ -148,6 +148,7 @@ def compose(
     has_terms = bool(named)
     lexical = overlap(text, set(qv.vocabulary))
     neighbour = analysis.neighbour
+    # With or without a score model: `train score` reads them from a grader that has none.
     features = (
         score,
         coverage,
