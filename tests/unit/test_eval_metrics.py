@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.content.loader import QuestionBank
 from bot.evaluation.datasets import DatasetError, load_bank_eval, load_external
 from bot.evaluation.metrics import (
     isotonic_fit,
@@ -17,6 +18,7 @@ from bot.evaluation.metrics import (
     pitfall_rates,
     spearman,
 )
+from bot.scoring.grader import Grader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,3 +136,27 @@ def test_blind_set_covers_every_question_and_names_real_pitfalls() -> None:
         ids = {p.id for p in bank.questions[str(sample.question_id)].pitfalls}
         assert (sample.kind == "pitfall") == (sample.pitfall in ids)
         assert (sample.kind == "rejects") == (sample.rejects in ids)
+
+
+def test_eval_grades_bank_and_reference_samples_in_their_order(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    from bot.evaluation.datasets import Sample
+    from bot.evaluation.runner import grade_with
+    from bot.scoring.reference import ReferenceGrader
+
+    question = bank.questions["zero-grad"]
+    good = question.answer.en
+    wrong = "zero_grad() deletes the model's weights so training restarts."
+    samples = [
+        Sample("zero-grad", good, 10, "en", question_id="zero-grad"),
+        Sample(
+            "ext", "Paris is the capital.", 5, "en", question_text="Capital?", reference="Paris."
+        ),
+        Sample("zero-grad", wrong, 0, "en", question_id="zero-grad"),
+    ]
+    graded = grade_with(grader, ReferenceGrader(grader.encoder), bank, samples)
+    direct = grader.grade_many([(question, good, "en"), (question, wrong, "en")])
+    assert [g[0] for g in graded] == [direct[0].score, graded[1][0], direct[1].score]
+    assert graded[0][0] > graded[2][0]
+    assert graded[1][0] > 5  # the reference grader read the external answer against its own
