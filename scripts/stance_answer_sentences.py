@@ -6,15 +6,20 @@ chosen on it) nor a blind set not read yet.
 - asserts: per answer labelled with a pitfall, the one sentence that states it: the sentence
   with the highest P(asserts) + sigmoid(head logit) for that pitfall under the stance model and
   pitfall head of the day (an answer is labelled, its sentences are not);
+- rejects: per answer labelled as rejecting a pitfall, the one sentence that speaks of it,
+  chosen the same way (the sentence a flag would quote, wrongly);
 - neither: sentences of those answers and of answers with no misconception, against the
-  question's other pitfalls (a rejected pitfall is left out: its sentence may reject it). Kept:
-  every such pair the stance model gives P(asserts) >= HARD, and a seeded SHARE of the others.
+  question's other pitfalls. Kept: every such pair the stance model gives P(asserts) >= HARD,
+  and a seeded SHARE of the others.
 
 Run once, with the first stance model (commit 89142ed): `.venv/bin/python
 scripts/stance_answer_sentences.py`. Rerunning it with a later model selects other sentences, so
 a later run names the sets it adds and keeps every other set's rows as they are:
 `.venv/bin/python scripts/stance_answer_sentences.py blind2 blind3 blind4 blind5 blind6` (on
-2026-12-03 at 330ef7d, with the stance model and head of that commit).
+2026-12-03 at 330ef7d, with the stance model and head of that commit). On 2026-12-06 (at
+7d06cef's model and head) every source was read again, with the rejects rows and blind7, blind9
+and blind11 new: `.venv/bin/python scripts/stance_answer_sentences.py eval heldout blind2 blind3
+blind4 blind5 blind6 blind7 blind9 blind11`.
 """
 
 from __future__ import annotations
@@ -44,10 +49,11 @@ def select(readings: list[dict[str, Any]], seed: int = 0) -> Iterator[dict[str, 
         sample, asserts, raw = r["sample"], r["asserts"], r["raw"]
         row = {"question": r["question"], "lang": sample.lang, "source": r["set"]}
         for j, pitfall in enumerate(r["pitfalls"]):
-            if pitfall == sample.pitfall:
+            if pitfall in (sample.pitfall, sample.rejects):
                 i = int(np.argmax(asserts[:, j] + 1 / (1 + np.exp(-raw[:, j]))))
-                yield row | {"pitfall": pitfall, "label": "asserts", "text": r["sentences"][i]}
-            elif pitfall != sample.rejects:
+                label = "asserts" if pitfall == sample.pitfall else "rejects"
+                yield row | {"pitfall": pitfall, "label": label, "text": r["sentences"][i]}
+            else:
                 for i, sentence in enumerate(r["sentences"]):
                     if asserts[i, j] >= HARD or rng.random() < SHARE:
                         yield row | {"pitfall": pitfall, "label": "neither", "text": sentence}

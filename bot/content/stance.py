@@ -23,9 +23,21 @@ DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
 # Sentences of real labelled answers (scripts/stance_answer_sentences.py).
 ANSWERS_FILE = "answers.jsonl"
 # The labelled answer sets whose sentences may train the stance model: the tuning sets, and the
-# blind sets once read for their published figure. Never content/blind (the stance thresholds
-# are chosen on it) nor a blind set not read yet.
-ANSWER_SOURCES = ("eval", "heldout", "blind2", "blind3", "blind4", "blind5", "blind6")
+# blind sets once read for their published figure, but for those the thresholds are chosen on
+# (bot/evaluation/stance_thresholds.py: content/blind, blind8, blind10). Never a blind set not
+# read yet.
+ANSWER_SOURCES = (
+    "eval",
+    "heldout",
+    "blind2",
+    "blind3",
+    "blind4",
+    "blind5",
+    "blind6",
+    "blind7",
+    "blind9",
+    "blind11",
+)
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
 MINIMUM = {"asserts": 4, "rejects": 4, "neither": 2}
@@ -67,7 +79,7 @@ class AnswerSentence(Strict):
     question: str
     pitfall: str
     lang: Literal["ru", "en"]
-    label: Literal["asserts", "neither"]
+    label: Literal["asserts", "rejects", "neither"]
     text: str
     source: str  # the answer set it comes from
 

@@ -2,8 +2,8 @@
 grades of the spent labelled sets, and report how it ranks each set when that set is left out
 of the fit, beside the hand-set formula's figures on the same set.
 
-Never content/blind11 or later: each is read once, for a published figure (blind10 joined once
-its read had given the ninth attempt's). Nor
+Never a blind set not read yet: each is read once, for a published figure, and joins the fit
+after (blind10 and blind11 gave the ninth and tenth attempts'). Nor
 content/eval: written first, with another mix (a sixth each of six kinds, "vague" answers among
 them), and tuned on since; added to the fit, it lowered every other set's left-out figure
 (docs/grading.md)."""
@@ -25,7 +25,7 @@ from bot.scoring.grader import Grader
 from bot.scoring.score_model import ScoreModel, fit, weights_path
 from bot.scoring.service import ScoringService, grader_options
 
-FIT_SETS = ("heldout", "blind", *(f"blind{n}" for n in range(2, 11)))
+FIT_SETS = ("heldout", "blind", *(f"blind{n}" for n in range(2, 12)))
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,17 @@
 """`python -m bot train stance-thresholds`: when the stance model says "you said this"
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
-(`veto`), chosen on content/blind and blind7 to blind10 together for the highest recall at which
+(`veto`), chosen on content/blind, blind8 and blind10 together for the highest recall at which
 at most FLAG_TARGET of the answers that hold no misconception get a flag (then the fewest false
 flags), and written into the artefact's stance.json with the figures.
 
-Those three, because the stance model is trained on sentences of content/eval, content/heldout
-and blind2 to blind6 (content/stance/answers.jsonl; never blind or blind7 to blind10): thresholds
-fitted there would be fitted to what the model has learnt by heart. All three: content/blind
-covers only the first 55 questions in an older style, and thresholds chosen on it alone did not
-carry over to new phrasings (docs/grading.md, sixth attempt); the blind sets differ a great deal
-by writer, so the more of them the choice sees, the less it fits one writer (blind9 and blind10
-joined once their single reads had given the eighth and ninth attempts' figures). The figures on
-them are in-sample for the thresholds; those on eval and heldout, printed beside them, are
+On sets whose sentences never train the stance model (content/stance/answers.jsonl holds
+content/eval, heldout, blind2 to blind7, blind9 and blind11): thresholds fitted on its training
+sentences would be fitted to what it has learnt by heart. The spent blind sets are shared out
+between the two, every other one to the thresholds, so that each side sees several writers:
+content/blind alone (the first 55 questions, an older style) did not carry over to new phrasings
+(docs/grading.md, sixth attempt), and the blind sets differ a great deal by writer. The figures
+on them are in-sample for the thresholds; those on eval and heldout, printed beside them, are
 in-sample for the model. Never a blind set still to be read.
 """
 
@@ -37,7 +36,7 @@ FLAG_TARGET = (
 )
 HEAD_FLOORS = tuple(f / 10 for f in range(-20, 12))  # -2.0 … 1.1, below the head's own 1.2
 VETOES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9)
-THRESHOLD_SETS = ("blind", "blind7", "blind8", "blind9", "blind10")
+THRESHOLD_SETS = ("blind", "blind8", "blind10")
 TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
 
