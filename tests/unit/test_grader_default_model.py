@@ -36,6 +36,24 @@ def test_dont_know_scores_zero(default_grader: Grader, bank: QuestionBank, answe
 
 
 @pytest.mark.parametrize(
+    ("question_id", "answer"),
+    [
+        ("softmax-log-softmax", "Not something I've done, honestly."),
+        ("tensor-indexing", "не особо знаю, честно"),
+        ("dataloader", "Never worked with it, sorry, we had someone else doing that part"),
+    ],
+)
+def test_an_admission_is_no_answer_not_an_answer_to_another_question(
+    default_grader: Grader, bank: QuestionBank, question_id: str, answer: str
+) -> None:
+    """Run through the bot, these few words were told they read like an answer to another bank
+    question (the one they happened to sit closest to); they are a "don't know"."""
+    result = default_grader.grade(bank.questions[question_id], answer)
+    assert result.score == 0.0 and result.answers_question is None
+    assert result.verdict.value == "no-answer"
+
+
+@pytest.mark.parametrize(
     ("lang", "wrong", "right"),
     [
         (
