@@ -198,19 +198,24 @@ def compose(
     # Also behind the off-topic gate: the feedback can name the question answered instead.
     other = None
     model = relevance_model
-    if neighbour is not None and model is not None:
-        other = answered_instead(
-            neighbour,
-            analysis.other_p,
-            model.other_at,
-            model.lean,
-            model.veto,
-            analysis.nearest_p,
-            model.nearest_at,
-            model.nearest_lean,
+    # Not where it says one of this question's own misconceptions: that is on the subject,
+    # however close its words sit to another question ("pick the best epoch on the test set"
+    # beside "why does a model fail on new data?").
+    if neighbour is not None and not pitfalls:
+        other = (
+            neighbour.answered()
+            if model is None
+            else answered_instead(
+                neighbour,
+                analysis.other_p,
+                model.other_at,
+                model.lean,
+                model.veto,
+                analysis.nearest_p,
+                model.nearest_at,
+                model.nearest_lean,
+            )
         )
-    elif neighbour is not None:
-        other = neighbour.answered()
     if other is not None:
         # Its misconceptions would be judged against the wrong question's claims, and its
         # words quoted under this question's key points would say it answered them.

@@ -54,6 +54,42 @@ def test_an_admission_is_no_answer_not_an_answer_to_another_question(
 
 
 @pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "ru",
+            "Ну смотри, лучшую эпоху и гиперпараметры нормально выбирать по метрике на test, для "
+            "этого он и нужен. Так что в целом это и всё.",
+        ),
+        (
+            "en",
+            "Well, picking the best epoch and hyperparameters by the test metric is fine, "
+            "that's what the test set is for.",
+        ),
+    ],
+)
+def test_a_misconception_of_the_question_is_said_not_told_to_be_another_question(
+    default_grader: Grader, bank: QuestionBank, lang: str, answer: str
+) -> None:
+    """Run through the bot, the Russian one was told it read like an answer to "a pipeline
+    works on dev and fails on new data", and its misconception went unsaid. Another question is
+    named only by a grader warm with its whole bank: here a few questions of the subject."""
+    ids = (
+        "train-val-test-split",
+        "generalization-gap-debug",
+        "early-stopping",
+        "overfitting-signs",
+    )
+    few = [bank.questions[i] for i in ids]
+    g = default_grader
+    warm = Grader(g.encoder, few, g.options, g.stance, g.relevance)
+    warm.warm(few)
+    result = warm.grade(bank.questions["train-val-test-split"], answer, lang)
+    assert result.answers_question is None
+    assert [p.id for p in result.pitfalls] == ["tune-on-test"]
+
+
+@pytest.mark.parametrize(
     ("lang", "wrong", "right"),
     [
         (
