@@ -1,7 +1,7 @@
 """Writes content/stance/answers.jsonl: sentences of real labelled answers as stance training
-examples: content/eval and content/heldout, and the blind sets once they are spent (read once
-for their published figure: blind2 to blind6). Never content/blind (the stance thresholds are
-chosen on it) nor a blind set not read yet.
+examples from the sets in ANSWER_SOURCES (bot/content/stance.py): content/eval and
+content/heldout, and the spent blind sets that the stance thresholds are not chosen on. Never a
+threshold set nor a blind set not read yet.
 
 - asserts: per answer labelled with a pitfall, the one sentence that states it: the sentence
   with the highest P(asserts) + sigmoid(head logit) for that pitfall under the stance model and

@@ -176,7 +176,7 @@ def render_card(data: dict[str, Any]) -> str:
         ]
         for name in [k for k, v in thresholds.items() if isinstance(v, dict)]:  # every set read
             for reader, title in (("head_alone", "head alone"), ("head_and_stance", "with stance")):
-                f = thresholds.get(name, {}).get(reader)
+                f = thresholds[name].get(reader)
                 if f is not None:
                     lines.append(
                         f"| {name} | {title} | {f['recall']} | {f['false_flags']} | "

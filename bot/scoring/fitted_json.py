@@ -5,9 +5,16 @@ is refused with the command that refits it rather than read wrongly."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+
+def fitted_path(model: str, directory: Path) -> Path:
+    """The file of what was fitted for this embedding model (a path or a hub-style name)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", Path(model).name.lower()).strip("-") or "model"
+    return directory / f"{slug}.json"
 
 
 def save_fitted(model: Any, features: tuple[str, ...], path: Path) -> None:

@@ -20,13 +20,12 @@ docs/grading.md for what each costs).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from bot.scoring.fitted_json import load_fitted, save_fitted
+from bot.scoring.fitted_json import fitted_path, load_fitted, save_fitted
 
 FEATURES = (
     "claim",  # calibrated cosine with the wrong claim (best of its two languages)
@@ -82,8 +81,7 @@ def said_logits(features: np.ndarray, logits: np.ndarray) -> np.ndarray:
 
 
 def head_path(model: str, directory: Path = HEADS_DIR) -> Path:
-    slug = re.sub(r"[^a-z0-9]+", "-", Path(model).name.lower()).strip("-") or "model"
-    return directory / f"{slug}.json"
+    return fitted_path(model, directory)
 
 
 def load_head(model: str, directory: Path = HEADS_DIR) -> PitfallHead | None:

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.scoring.fitted_json import load_fitted, save_fitted
-from bot.scoring.pitfall_head import head_path
+from bot.scoring.fitted_json import fitted_path, load_fitted, save_fitted
 
 # Each feature with the direction its weight may take (+1 raises the score, -1 lowers it, 0
 # either): the fit keeps to it, so that covering another key point never lowers a score and
@@ -89,7 +88,7 @@ class ScoreModel:
 
 
 def weights_path(model: str, directory: Path = WEIGHTS_DIR) -> Path:
-    return head_path(model, directory)  # named as the pitfall heads are
+    return fitted_path(model, directory)
 
 
 def load_score_model(model: str, directory: Path = WEIGHTS_DIR) -> ScoreModel | None:
