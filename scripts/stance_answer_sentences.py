@@ -19,7 +19,9 @@ a later run names the sets it adds and keeps every other set's rows as they are:
 2026-12-03 at 330ef7d, with the stance model and head of that commit). On 2026-12-06 (at
 7d06cef's model and head) every source was read again, with the rejects rows and blind7, blind9
 and blind11 new: `.venv/bin/python scripts/stance_answer_sentences.py eval heldout blind2 blind3
-blind4 blind5 blind6 blind7 blind9 blind11`.
+blind4 blind5 blind6 blind7 blind9 blind11`. The twelfth attempt (2026-12-06, at 4e243a0's
+model and head) added the spent blind12: `.venv/bin/python scripts/stance_answer_sentences.py
+blind12`.
 """
 
 from __future__ import annotations

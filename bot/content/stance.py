@@ -37,6 +37,7 @@ ANSWER_SOURCES = (
     "blind7",
     "blind9",
     "blind11",
+    "blind12",
 )
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.

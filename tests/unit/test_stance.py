@@ -175,6 +175,14 @@ def test_real_answer_sentences_become_pairs_only_for_kept_pitfalls(
             "source": "heldout",
         },
         {
+            "question": "zero-grad",
+            "pitfall": "zero-grad-resets-weights",
+            "lang": "en",
+            "label": "rejects",
+            "text": "zero_grad does not touch the weights, only the .grad buffers",
+            "source": "blind12",
+        },
+        {
             "question": "train-vs-eval",
             "pitfall": "eval-disables-grad",
             "lang": "en",
@@ -190,10 +198,12 @@ def test_real_answer_sentences_become_pairs_only_for_kept_pitfalls(
     assert [r.text for r in loaded] == [r["text"] for r in rows]
     pairs = answer_pairs(bank, loaded, ["zero-grad/zero-grad-resets-weights"])
     claim = bank.questions["zero-grad"].pitfall("zero-grad-resets-weights").claim
-    # An assertion counts ANSWER_REPEAT times; the held-out pitfall's sentence is left out.
+    # An assertion or a rejection counts ANSWER_REPEAT times, a neutral sentence once; the
+    # held-out pitfall's sentence is left out.
     assert sorted((p.claim, p.text, p.label) for p in pairs) == sorted(
         [(claim.en, rows[0]["text"], ASSERTS)] * ANSWER_REPEAT
         + [(claim.ru, rows[1]["text"], NEITHER)]
+        + [(claim.en, rows[2]["text"], REJECTS)] * ANSWER_REPEAT
     )
     assert {p.source for p in pairs} == {"answer"}
     (tmp_path / ANSWERS_FILE).write_text('{"question": "zero-grad"}\n', "utf-8")
@@ -206,11 +216,11 @@ def test_the_committed_answer_sentences_name_bank_pitfalls(bank: QuestionBank) -
     rows = load_answer_sentences()
     assert {r.label for r in rows} == {"asserts", "rejects", "neither"}
     assert {r.source for r in rows} <= set(ANSWER_SOURCES)
-    # Never the sets the thresholds are chosen on, nor blind12 and blind13 (still to be read).
+    # Never the sets the thresholds are chosen on, nor blind13 and blind14 (still to be read).
     from bot.evaluation.stance_thresholds import THRESHOLD_SETS
 
-    assert not {*THRESHOLD_SETS, "blind12", "blind13"} & set(ANSWER_SOURCES)
-    assert not {"blind12", "blind13"} & set(THRESHOLD_SETS)
+    assert not {*THRESHOLD_SETS, "blind13", "blind14"} & set(ANSWER_SOURCES)
+    assert not {"blind13", "blind14"} & set(THRESHOLD_SETS)
     for r in rows:
         bank.questions[r.question].pitfall(r.pitfall)  # raises where the bank lacks it
 

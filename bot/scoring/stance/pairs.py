@@ -7,8 +7,8 @@ Per pitfall and language, the claim is paired with:
 - hard negatives (neither): sentences that assert *another* pitfall, of the same question where
   it has one and of another question, so that "sounds wrong" is not read as "asserts this";
 - sentences of real labelled answers (content/stance/answers.jsonl): how candidates actually
-  write, which the written examples only imitate. Their assertions are few, so each counts
-  ANSWER_REPEAT times.
+  write, which the written examples only imitate. Their assertions and rejections are few next
+  to the neutral sentences, so each counts ANSWER_REPEAT times.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def answer_pairs(
             continue
         claim = bank.questions[row.question].pitfall(row.pitfall).claim.get(row.lang)
         label = LABELS.index(row.label)
-        repeat = ANSWER_REPEAT if label == ASSERTS else 1
+        repeat = ANSWER_REPEAT if label in (ASSERTS, REJECTS) else 1
         pairs += [Pair(claim, row.text, label, key, row.lang, "answer")] * repeat
     random.Random(seed).shuffle(pairs)
     return pairs
