@@ -59,7 +59,7 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        for name in (f"blind{n}" for n in range(2, 14)):
+        for name in (f"blind{n}" for n in range(2, 15)):
             if getattr(args, name, False):
                 # Read once, for the published figure (content/<name>/README.md); alone.
                 datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]
