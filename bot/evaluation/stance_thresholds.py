@@ -2,17 +2,18 @@
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
 (`veto`), chosen on content/blind, blind8 and blind10 together for the highest recall at which
-at most FLAG_TARGET of the answers that hold no misconception get a flag (then the fewest false
+at most FLAG_TARGET of the answers that hold no misconception get a flag and at most
+REJECT_TARGET of those that reject a pitfall get that pitfall's flag (then the fewest false
 flags), and written into the artefact's stance.json with the figures.
 
 On sets whose sentences never train the stance model (content/stance/answers.jsonl holds
-content/eval, heldout, blind2 to blind7, blind9 and blind11): thresholds fitted on its training
-sentences would be fitted to what it has learnt by heart. The spent blind sets are shared out
-between the two, every other one to the thresholds, so that each side sees several writers:
-content/blind alone (the first 55 questions, an older style) did not carry over to new phrasings
-(docs/grading.md, sixth attempt), and the blind sets differ a great deal by writer. The figures
-on them are in-sample for the thresholds; those on eval and heldout, printed beside them, are
-in-sample for the model. Never a blind set still to be read.
+content/eval, heldout, blind2 to blind7, blind9, blind11 and blind12): thresholds fitted on its
+training sentences would be fitted to what it has learnt by heart. The spent blind sets are shared
+out between the two, so that each side sees several writers: content/blind alone (the first 55
+questions, an older style) did not carry over to new phrasings (docs/grading.md, sixth attempt),
+and the blind sets differ a great deal by writer. The figures on them are in-sample for the
+thresholds; those on eval and heldout, printed beside them, are in-sample for the model. Never a
+blind set still to be read.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from bot.scoring.stance.model import WEIGHTS_DIR, StanceConfig
 FLAG_TARGET = (
     0.03  # as the pitfall head's "said" (docs/grading.md): 0.05 is the goal on new answers
 )
+# The most of the answers that reject a pitfall that may be flagged with it. They are among the
+# answers FLAG_TARGET counts, but a twentieth of them: the blind sets read once flagged 7-14 %
+# of them (the goal is 5 %) while the false flags overall stayed near target.
+REJECT_TARGET = 0.03
 HEAD_FLOORS = tuple(f / 10 for f in range(-20, 12))  # -2.0 … 1.1, below the head's own 1.2
 VETOES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9)
 THRESHOLD_SETS = ("blind", "blind8", "blind10")
@@ -95,8 +100,8 @@ def rates(
 def choose(
     samples: list[Sample], read: list[list[Reading]], head_flag_at: float
 ) -> tuple[float, float, float]:
-    """(head_floor, flag_at, veto) with the highest recall within FLAG_TARGET false flags, then
-    the fewest false flags."""
+    """(head_floor, flag_at, veto) with the highest recall within FLAG_TARGET false flags and
+    REJECT_TARGET rejecting answers flagged, then the fewest false flags."""
     best: tuple[tuple[float, float], float, float, float] = ((-1.0, 0.0), HEAD_FLOORS[-1], 1.01, 0)
     for veto in VETOES:
         for floor in HEAD_FLOORS:
@@ -104,7 +109,11 @@ def choose(
                 at = hundredths / 100
                 figures = rates(samples, flagged(read, head_flag_at, floor, at, veto), 0.5)
                 key = (figures["recall"], -figures["false_flags"])
-                if figures["false_flags"] <= FLAG_TARGET and key > best[0]:
+                within = (
+                    figures["false_flags"] <= FLAG_TARGET
+                    and figures["rejecting_flagged"] <= REJECT_TARGET
+                )
+                if within and key > best[0]:
                     best = (key, floor, at, veto)
     return best[1], best[2], best[3]
 

@@ -468,6 +468,46 @@ def test_stance_thresholds_take_the_most_recall_within_the_false_flag_target() -
     }
 
 
+def test_stance_thresholds_leave_rejecting_answers_unflagged_within_their_own_target(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rejecting answer is one clean answer of many to the false-flag target, so that target
+    alone lets it be flagged; its own target does not."""
+    from bot.evaluation import stance_thresholds
+    from bot.evaluation.datasets import Sample
+    from bot.evaluation.stance_thresholds import choose, flagged, rates
+
+    def sample(kind: str, pitfall: str | None = None, rejects: str | None = None) -> Sample:
+        return Sample("q", "text", 5.0, "en", "q", kind=kind, pitfall=pitfall, rejects=rejects)
+
+    ninf = -np.inf
+    samples = [sample("pitfall", pitfall="a"), sample("pitfall", pitfall="b")]
+    read: list[list[tuple[str, float, float, float]]] = [
+        [("a", 0.5, ninf, 0.9)],
+        [("b", 0.5, ninf, 0.7)],
+    ]
+    samples.append(sample("rejects", rejects="a"))
+    read.append([("a", 0.5, ninf, 0.8)])  # reads between the two assertions
+    samples += [sample("strong") for _ in range(40)]
+    read += [[("a", -1.0, ninf, 0.1)] for _ in range(40)]
+
+    monkeypatch.setattr(stance_thresholds, "REJECT_TARGET", 1.0)
+    floor, at, veto = choose(samples, read, 1.2)
+    loose = rates(samples, flagged(read, 1.2, floor, at, veto), 0.5)
+    assert loose["recall"] == 1.0 and loose["rejecting_flagged"] == 1.0
+    assert loose["false_flags"] <= stance_thresholds.FLAG_TARGET
+
+    monkeypatch.setattr(stance_thresholds, "REJECT_TARGET", 0.03)
+    floor, at, veto = choose(samples, read, 1.2)
+    assert 0.8 < at <= 0.9
+    assert rates(samples, flagged(read, 1.2, floor, at, veto), 0.5) == {
+        "recall": 0.5,
+        "false_flags": 0.0,
+        "rejecting_flagged": 0.0,
+        "precision": 1.0,
+    }
+
+
 def test_another_question_is_told_only_once_the_whole_bank_is_there(
     grader: Grader, bank: QuestionBank
 ) -> None:
