@@ -16,6 +16,7 @@ from bot.cli_output import fail
 from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.content_commands import content_check, questions_command, run_content_checks
+from bot.evaluation.datasets import NUMBERED_BLIND
 from bot.scoring.model_names import MULTILINGUAL_E5
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     read_on = {2: "2026-12-02", 3: "2026-12-02", 4: "2026-12-03", 5: "2026-12-03"}
     read_on |= {6: "2026-12-03", 7: "2026-12-03", 8: "2026-12-04", 9: "2026-12-04"}
     read_on |= {10: "2026-12-06", 11: "2026-12-06", 12: "2026-12-06", 13: "2026-12-06"}
-    for n in range(2, 15):
+    for n in NUMBERED_BLIND:
         state = (
             f"read once, {read_on[n]}: its figures are published"
             if n in read_on

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.content.loader import QuestionBank
-from bot.evaluation.datasets import Dataset, DatasetError, load_bank_eval, load_external
+from bot.evaluation.datasets import (
+    NUMBERED_BLIND,
+    Dataset,
+    DatasetError,
+    load_bank_eval,
+    load_external,
+)
 from bot.evaluation.report import Figures, evaluate, table
 from bot.evaluation.runner import grade_with, grade_with_cosine
 from bot.scoring.grader import Grader
@@ -59,7 +65,7 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        for name in (f"blind{n}" for n in range(2, 15)):
+        for name in (f"blind{n}" for n in NUMBERED_BLIND):
             if getattr(args, name, False):
                 # Read once, for the published figure (content/<name>/README.md); alone.
                 datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]
