@@ -131,17 +131,36 @@ _GUESSING = re.compile(
 )
 
 
-def guesses_and_admits(text: str, limit: int = 80, guesses: int = 3) -> bool:
-    """An answer of at most `limit` words that says somewhere it does not know or is not sure,
-    and guesses throughout (`guesses` or more words of a guess): "Ну, DataLoader вроде грузит
-    данные... Наверное, есть shuffle? Остальное не помню". On every labelled set read so far
-    (4,429 answers) the 15 answers this reaches, beyond the two rules above, are all "don't
-    know" answers with human grades of 0 or 1; with two guessing words, two partial answers
-    graded 4 were reached too."""
+# Softer ways of saying "I don't know this" that, alone, a real answer also uses ("honestly",
+# "I'd have to check the docs", «не подскажу», «ни разу не»): counted only with other hedges.
+_DEFERS = re.compile(
+    r"\b(?:(?:i'?d|i\s+would)\s+(?:honestly\s+)?have\s+to\s+(?:look|check|read|google)|"
+    r"(?:look|check)\s+(?:it\s+|that\s+)?up|can'?t\s+really\s+(?:name|say|explain)|"
+    r"never\s+(?:really\s+)?(?:thought|looked|dug)|haven'?t\s+(?:really\s+)?(?:looked|dug|thought)|"
+    r"(?:beyond|past)\s+that\s+i'?m\s+(?:honestly\s+)?not\s+sure|"
+    r"i'?m\s+(?:honestly\s+)?not\s+sure\s+(?:what|how|why|about|if|whether)|sorry|"
+    r"to\s+be\s+honest|honestly|ни\s+разу\s+не|не\s+возьмусь|"
+    r"не\s+(?:задумывал(?:ся|ась)|подскажу|вникал|копал)|"
+    r"надо\s+(?:бы\s+)?(?:смотреть|посмотреть|гуглить|глянуть)|точно\s+не\s+(?:помню|скажу|знаю)|"
+    r"честно(?:\s+говоря)?|только\s+по\s+названию)",
+    re.IGNORECASE,
+)
+
+
+def guesses_and_admits(text: str, limit: int = 80, hedges: int = 4) -> bool:
+    """An answer of at most `limit` words that says somewhere it does not know, is not sure or
+    would have to look it up, and hedges throughout: `hedges` or more such admissions and words
+    of a guess together ("Ну, DataLoader вроде грузит данные... Наверное, есть shuffle?
+    Остальное не помню"). On every labelled set read so far (6,319 answers, content/eval to
+    blind13) this reaches 38 more "don't know" answers than three guessing words beside one
+    admission did, and no more answers with a human grade above 1.5 (one partial answer graded
+    5, "the model has no idea about order", reached by both); with three hedges, 8 more partial
+    answers graded 4-5 were reached."""
     clean = normalize(text)
-    if len(words(clean)) > limit or not (_ADMITS.search(clean) or _UNSURE.search(clean)):
+    if len(words(clean)) > limit:
         return False
-    return len(_GUESSING.findall(clean)) >= guesses
+    admissions = sum(len(pattern.findall(clean)) for pattern in (_ADMITS, _UNSURE, _DEFERS))
+    return admissions >= 1 and admissions + len(_GUESSING.findall(clean)) >= hedges
 
 
 def is_hedged(text: str, limit: int = 16) -> bool:

@@ -210,6 +210,23 @@ def test_opens_with_admission(text: str, opens: bool) -> None:
         ("I think it is maybe something like a cache? Probably for speed...", False),
         # Too long to be only a guess.
         (f"Hmm, I think... maybe? Not sure. {GUESS} {GUESS} {GUESS} {GUESS} {GUESS}", False),
+        # Softer admissions count with the guesses: "not familiar", "sorry", "I'd have to look".
+        (
+            "I've seen vmap mentioned, it's like... a vectorized map? I'd probably just loop "
+            "over the batch. Not really familiar with torch.func, sorry.",
+            True,
+        ),
+        (
+            "LoRA — это что-то вроде адаптеров. Про r и alpha точно не помню, вроде r — это "
+            "размер. Как мёржить — не подскажу.",
+            True,
+        ),
+        # One soft admission beside one guess: an answer that is honest about a detail.
+        (
+            "Honestly the key is that view needs contiguous memory and reshape copies when it "
+            "must; I think view never copies.",
+            False,
+        ),
     ],
 )
 def test_guesses_and_admits(text: str, caps: bool) -> None:
