@@ -1,8 +1,8 @@
 """`python -m bot train stance-thresholds`: when the stance model says "you said this"
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
-(`veto`), chosen on content/blind, blind8 and blind10 together for the highest recall at which
-at most FLAG_TARGET of the answers that hold no misconception get a flag and at most
+(`veto`), chosen on content/blind, blind8, blind10 and blind13 together for the highest recall
+at which at most FLAG_TARGET of the answers that hold no misconception get a flag and at most
 REJECT_TARGET of those that reject a pitfall get that pitfall's flag (then the fewest false
 flags), and written into the artefact's stance.json with the figures.
 
@@ -13,8 +13,7 @@ out between the two, so that each side sees several writers: content/blind alone
 questions, an older style) did not carry over to new phrasings (docs/grading.md, sixth attempt),
 and the blind sets differ a great deal by writer. The figures on them are in-sample for the
 thresholds; those on eval and heldout, printed beside them, are in-sample for the model. Never a
-blind set still to be read.
-"""
+blind set still to be read."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ FLAG_TARGET = (
 REJECT_TARGET = 0.03
 HEAD_FLOORS = tuple(f / 10 for f in range(-20, 12))  # -2.0 … 1.1, below the head's own 1.2
 VETOES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9)
-THRESHOLD_SETS = ("blind", "blind8", "blind10")
+THRESHOLD_SETS = ("blind", "blind8", "blind10", "blind13")
 TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
 
