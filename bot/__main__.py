@@ -92,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
             else "not read yet"
         )
         evaluate.add_argument(
-            f"--blind{n}", action="store_true", help=f"only content/blind{n} ({state})"
+            f"--blind{n}",
+            action="store_true",
+            help=f"content/blind{n}, alone or pooled with the others named ({state})",
         )
     evaluate.add_argument(
         "--model", help="embedding model for this run (default: EMBEDDING_MODEL)", default=None

@@ -65,10 +65,14 @@ def _datasets(settings: Settings, args: argparse.Namespace) -> list[Dataset]:
             datasets.append(load_bank_eval(root / "heldout", "content/heldout (held out)"))
         if (root / "blind").is_dir() and not args.no_blind:
             datasets.append(load_bank_eval(root / "blind", "content/blind (tuning set)"))
-        for name in (f"blind{n}" for n in NUMBERED_BLIND):
-            if getattr(args, name, False):
-                # Read once, for the published figure (content/<name>/README.md); alone.
-                datasets = [load_bank_eval(root / name, f"content/{name} (read once)")]
+        chosen = [f"blind{n}" for n in NUMBERED_BLIND if getattr(args, f"blind{n}", False)]
+        if chosen:
+            # Read once, for the published figure (content/<name>/README.md), alone; several
+            # named together are read pooled, as one set, for steadier figures.
+            read = [load_bank_eval(root / name, f"content/{name}") for name in chosen]
+            label = " + ".join(f"content/{name}" for name in chosen)
+            pooled = [s for d in read for s in d.samples]
+            datasets = [Dataset(f"{label} (read once)", read[0].scale, pooled)]
     return datasets + [load_external(Path(f)) for f in args.files]
 
 
