@@ -85,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     read_on = {2: "2026-12-02", 3: "2026-12-02", 4: "2026-12-03", 5: "2026-12-03"}
     read_on |= {6: "2026-12-03", 7: "2026-12-03", 8: "2026-12-04", 9: "2026-12-04"}
     read_on |= {10: "2026-12-06", 11: "2026-12-06", 12: "2026-12-06", 13: "2026-12-06"}
+    read_on |= {14: "2026-12-06", 15: "2026-12-06"}
     for n in NUMBERED_BLIND:
         state = (
             f"read once, {read_on[n]}: its figures are published"
