@@ -146,10 +146,11 @@ def compose(
     raw -= PITFALL_PENALTY * len(pitfalls)
     score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
     has_terms = bool(named)
-    if not has_terms and (is_hedged(text) or admits_not_knowing(text)):
-        # "no idea, I only used keras", "не особо знаю, честно": a short admission naming
-        # nothing of the question is no answer, not an answer to whichever question its few
-        # words happen to sit closest to.
+    admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
+    if not has_terms and (is_hedged(text) or admits):
+        # "no idea, I only used keras", "не особо знаю, честно", "it's about speed maybe…
+        # I'd have to look it up, sorry": an admission naming nothing of the question is no
+        # answer, not an answer to whichever question its few words happen to sit closest to.
         return no_answer(question, language)
     lexical = overlap(text, set(qv.vocabulary))
     neighbour = analysis.neighbour
@@ -183,7 +184,6 @@ def compose(
     if not has_terms and opts.generic_cap:
         # Names nothing concrete the question is about: "it is flexible and pythonic".
         ceiling = min(ceiling, GENERIC_CAP)
-    admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
     if opts.admits_cap and admits:
         # Naming one API and then "I don't know the rest" is not knowledge of the subject;
         # one short sentence can sit close to every key point of a question. In

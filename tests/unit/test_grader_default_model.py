@@ -41,6 +41,18 @@ def test_dont_know_scores_zero(default_grader: Grader, bank: QuestionBank, answe
         ("softmax-log-softmax", "Not something I've done, honestly."),
         ("tensor-indexing", "не особо знаю, честно"),
         ("dataloader", "Never worked with it, sorry, we had someone else doing that part"),
+        # Hedged throughout, naming nothing of the question: through the bot these were told
+        # they read like answers to quantization and to broadcasting.
+        (
+            "comparing-float-tensors",
+            "Hmm, I think it's something about speed maybe... honestly I'd have to look it up, "
+            "sorry.",
+        ),
+        (
+            "leaf-tensor-grad",
+            "Хм, вроде это что-то про оптимизацию... честно, не подскажу, надо бы посмотреть в "
+            "доках.",
+        ),
     ],
 )
 def test_an_admission_is_no_answer_not_an_answer_to_another_question(
