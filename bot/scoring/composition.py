@@ -147,7 +147,9 @@ def compose(
     score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
     has_terms = bool(named)
     admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
-    if not has_terms and (is_hedged(text) or admits):
+    if not has_terms and (
+        is_hedged(text) or admits_not_knowing(text) or (opts.admits_cap and admits)
+    ):
         # "no idea, I only used keras", "не особо знаю, честно", "it's about speed maybe…
         # I'd have to look it up, sorry": an admission naming nothing of the question is no
         # answer, not an answer to whichever question its few words happen to sit closest to.

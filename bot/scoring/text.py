@@ -119,7 +119,7 @@ def opens_with_admission(text: str, limit: int = 80) -> bool:
 
 # "Not sure" and "never looked into it" said in passing; with _ADMITS, an admission anywhere.
 _UNSURE = re.compile(
-    r"\b(?:not\s+(?:really\s+)?sure|not\s+familiar|не\s+уверен|не\s+знаком|"
+    r"\b(?:not\s+(?:really\s+|totally\s+)?(?:sure|familiar)|не\s+уверен|не\s+знаком|"
     r"не\s+(?:очень\s+)?разбирал(?:ся|ась))",
     re.IGNORECASE,
 )
@@ -131,36 +131,39 @@ _GUESSING = re.compile(
 )
 
 
-# Softer ways of saying "I don't know this" that, alone, a real answer also uses ("honestly",
-# "I'd have to check the docs", «не подскажу», «ни разу не»): counted only with other hedges.
+# Softer ways of saying "I don't know this" that, alone, a real answer also uses ("I'd have to
+# check the docs", «не подскажу», «ни разу не»); none repeats a phrase of _ADMITS or _UNSURE, so
+# that one phrase counts once.
 _DEFERS = re.compile(
     r"\b(?:(?:i'?d|i\s+would)\s+(?:honestly\s+)?have\s+to\s+(?:look|check|read|google)|"
-    r"(?:look|check)\s+(?:it\s+|that\s+)?up|can'?t\s+really\s+(?:name|say|explain)|"
-    r"never\s+(?:really\s+)?(?:thought|looked|dug)|haven'?t\s+(?:really\s+)?(?:looked|dug|thought)|"
-    r"(?:beyond|past)\s+that\s+i'?m\s+(?:honestly\s+)?not\s+sure|"
-    r"i'?m\s+(?:honestly\s+)?not\s+sure\s+(?:what|how|why|about|if|whether)|sorry|"
-    r"to\s+be\s+honest|honestly|ни\s+разу\s+не|не\s+возьмусь|"
-    r"не\s+(?:задумывал(?:ся|ась)|подскажу|вникал|копал)|"
-    r"надо\s+(?:бы\s+)?(?:смотреть|посмотреть|гуглить|глянуть)|точно\s+не\s+(?:помню|скажу|знаю)|"
-    r"честно(?:\s+говоря)?|только\s+по\s+названию)",
+    r"(?:look|check)\s+(?:it|that)\s+up|can'?t\s+really\s+(?:name|say|explain)|"
+    r"never\s+(?:really\s+)?(?:thought|dug)|haven'?t\s+(?:really\s+)?(?:looked|dug|thought)|"
+    r"ни\s+разу\s+не|не\s+возьмусь|не\s+(?:задумывал(?:ся|ась)|подскажу|вникал|копал)|"
+    r"надо\s+(?:бы\s+)?(?:смотреть|посмотреть|гуглить|глянуть)|только\s+по\s+названию)",
     re.IGNORECASE,
+)
+# Words that soften a confession but say nothing of knowing ("honestly", "sorry", «честно»):
+# counted as hedges only beside a real admission.
+_SOFTENERS = re.compile(
+    r"\b(?:sorry|to\s+be\s+honest|honestly|честно(?:\s+говоря)?)", re.IGNORECASE
 )
 
 
 def guesses_and_admits(text: str, limit: int = 80, hedges: int = 4) -> bool:
     """An answer of at most `limit` words that says somewhere it does not know, is not sure or
-    would have to look it up, and hedges throughout: `hedges` or more such admissions and words
-    of a guess together ("Ну, DataLoader вроде грузит данные... Наверное, есть shuffle?
-    Остальное не помню"). On every labelled set read so far (6,319 answers, content/eval to
-    blind13) this reaches 38 more "don't know" answers than three guessing words beside one
-    admission did, and no more answers with a human grade above 1.5 (one partial answer graded
-    5, "the model has no idea about order", reached by both); with three hedges, 8 more partial
-    answers graded 4-5 were reached."""
+    would have to look it up, and hedges throughout: `hedges` or more such admissions, softeners
+    and words of a guess together ("Ну, DataLoader вроде грузит данные... Наверное, есть
+    shuffle? Остальное не помню"). On the 7,074 labelled answers of content/eval to blind15 this
+    reaches 34 more "don't know" answers than three guessing words beside one admission did,
+    and no more answers with a human grade above 1.5 (one partial answer graded 5, "the model
+    has no idea about order", reached by both); with three hedges, 2 more partial answers graded
+    4 were reached."""
     clean = normalize(text)
     if len(words(clean)) > limit:
         return False
     admissions = sum(len(pattern.findall(clean)) for pattern in (_ADMITS, _UNSURE, _DEFERS))
-    return admissions >= 1 and admissions + len(_GUESSING.findall(clean)) >= hedges
+    others = len(_SOFTENERS.findall(clean)) + len(_GUESSING.findall(clean))
+    return admissions >= 1 and admissions + others >= hedges
 
 
 def is_hedged(text: str, limit: int = 16) -> bool:

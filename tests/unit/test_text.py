@@ -221,6 +221,19 @@ def test_opens_with_admission(text: str, opens: bool) -> None:
             "размер. Как мёржить — не подскажу.",
             True,
         ),
+        # "Honestly", "sorry" and "look up" in a good answer that asks itself questions: no
+        # admission among them.
+        (
+            "Why does view fail here? Because after transpose the tensor is not contiguous. What "
+            "to do? Call .contiguous() or use reshape. Honestly, reshape is kind of the safe "
+            "default.",
+            False,
+        ),
+        (
+            "nn.Embedding is basically a lookup table: you look up rows by index. Why not "
+            "one-hot? It works, just slower. Probably fine for small vocabularies?",
+            False,
+        ),
         # One soft admission beside one guess: an answer that is honest about a detail.
         (
             "Honestly the key is that view needs contiguous memory and reshape copies when it "
