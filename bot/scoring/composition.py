@@ -146,10 +146,9 @@ def compose(
     raw -= PITFALL_PENALTY * len(pitfalls)
     score = round(10 * float(np.clip(raw, 0.0, 1.0)), 1)
     has_terms = bool(named)
-    admits = admits_not_knowing(text) or opens_with_admission(text) or guesses_and_admits(text)
-    if not has_terms and (
-        is_hedged(text) or admits_not_knowing(text) or (opts.admits_cap and admits)
-    ):
+    short_admission = admits_not_knowing(text)
+    admits = short_admission or opens_with_admission(text) or guesses_and_admits(text)
+    if not has_terms and (is_hedged(text) or (admits if opts.admits_cap else short_admission)):
         # "no idea, I only used keras", "не особо знаю, честно", "it's about speed maybe…
         # I'd have to look it up, sorry": an admission naming nothing of the question is no
         # answer, not an answer to whichever question its few words happen to sit closest to.
