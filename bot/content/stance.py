@@ -24,8 +24,8 @@ DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
 ANSWERS_FILE = "answers.jsonl"
 # The labelled answer sets whose sentences may train the stance model: the tuning sets, and the
 # blind sets once read for their published figure, but for those the thresholds are chosen on
-# (bot/evaluation/stance_thresholds.py: content/blind, blind8, blind10). Never a blind set not
-# read yet.
+# (bot/evaluation/stance_thresholds.py: content/blind, blind8, blind10, blind13). Never a blind
+# set not read yet.
 ANSWER_SOURCES = (
     "eval",
     "heldout",
@@ -38,6 +38,8 @@ ANSWER_SOURCES = (
     "blind9",
     "blind11",
     "blind12",
+    "blind14",
+    "blind15",
 )
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
