@@ -17,9 +17,9 @@ GRADE_COLUMNS = ("grade", "score_avg", "score")
 GROUP_COLUMNS = ("question_id", "id")
 
 
-# The numbered blind sets, content/blind2 … blind16: `eval --blind<n>` reads one (read once,
+# The numbered blind sets, content/blind2 … blind17: `eval --blind<n>` reads one (read once,
 # for a published figure). One home, so that a new set is added in one place.
-NUMBERED_BLIND = range(2, 17)
+NUMBERED_BLIND = range(2, 18)
 
 
 class DatasetError(ValueError):
