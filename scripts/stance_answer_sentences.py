@@ -21,8 +21,7 @@ a later run names the sets it adds and keeps every other set's rows as they are:
 and blind11 new: `.venv/bin/python scripts/stance_answer_sentences.py eval heldout blind2 blind3
 blind4 blind5 blind6 blind7 blind9 blind11`. The twelfth attempt (2026-12-06, at 4e243a0's
 model and head) added the spent blind12: `.venv/bin/python scripts/stance_answer_sentences.py
-blind12`. The fourteenth (2026-12-06, at e9830f2's model and head) added the spent blind14 and
-blind15: `.venv/bin/python scripts/stance_answer_sentences.py blind14 blind15`.
+blind12`.
 """
 
 from __future__ import annotations

@@ -38,8 +38,6 @@ ANSWER_SOURCES = (
     "blind9",
     "blind11",
     "blind12",
-    "blind14",
-    "blind15",
 )
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
