@@ -16,7 +16,7 @@ from bot.cli_output import fail
 from bot.config import ConfigError, Settings, load_settings, require_token, require_webhook
 from bot.content.loader import BankError, QuestionBank, load_bank
 from bot.content_commands import content_check, questions_command, run_content_checks
-from bot.evaluation.datasets import NUMBERED_BLIND
+from bot.evaluation.datasets import NUMBERED_BLIND, READ_ON
 from bot.scoring.model_names import MULTILINGUAL_E5
 
 if TYPE_CHECKING:
@@ -82,14 +82,10 @@ def _parser() -> argparse.ArgumentParser:
         help="skip content/blind: decide a change on the tuning sets without reading it",
     )
     # Each blind set is read once, for the figure published from it (content/<set>/README.md).
-    read_on = {2: "2026-12-02", 3: "2026-12-02", 4: "2026-12-03", 5: "2026-12-03"}
-    read_on |= {6: "2026-12-03", 7: "2026-12-03", 8: "2026-12-04", 9: "2026-12-04"}
-    read_on |= {10: "2026-12-06", 11: "2026-12-06", 12: "2026-12-06", 13: "2026-12-06"}
-    read_on |= {14: "2026-12-06", 15: "2026-12-06", 16: "2026-12-06"}
     for n in NUMBERED_BLIND:
         state = (
-            f"read once, {read_on[n]}: its figures are published"
-            if n in read_on
+            f"read once, {READ_ON[n]}: its figures are published"
+            if n in READ_ON
             else "not read yet"
         )
         evaluate.add_argument(
