@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError
@@ -20,6 +20,9 @@ from bot.content.loader import QuestionBank
 from bot.content.schema import LANGUAGES, Strict
 
 DEFAULT_STANCE_DIR = Path(__file__).resolve().parents[2] / "content" / "stance"
+# Rejections written for the two kinds the model misread as assertions (content/stance/README.md):
+# <question>.yaml files in this subfolder, merged into the question's stance file when loaded.
+CORRECTIONS_DIR = "corrections"
 # Sentences of real labelled answers (scripts/stance_answer_sentences.py).
 ANSWERS_FILE = "answers.jsonl"
 # The labelled answer sets whose sentences may train the stance model: the tuning sets, and the
@@ -58,8 +61,17 @@ class Examples(Strict):
         return self.ru if lang == "ru" else self.en
 
 
-class PitfallStance(Strict):
+class PitfallCorrections(Strict):
+    """Rejections of one pitfall: `plain` states the fact in the claim's own terms with no
+    "myth" or "people think"; `reported` gives the claim as others' belief, the correction left
+    to the next sentence."""
+
     id: str
+    plain: Examples = Field(default_factory=Examples)
+    reported: Examples = Field(default_factory=Examples)
+
+
+class PitfallStance(PitfallCorrections):
     asserts: Examples
     rejects: Examples
     neither: Examples
@@ -71,6 +83,11 @@ class PitfallStance(Strict):
 class StanceFile(Strict):
     question: str
     pitfalls: tuple[PitfallStance, ...]
+
+
+class CorrectionsFile(Strict):
+    question: str
+    pitfalls: tuple[PitfallCorrections, ...]
 
 
 class AnswerSentence(Strict):
@@ -99,18 +116,38 @@ def load_answer_sentences(directory: Path = DEFAULT_STANCE_DIR) -> list[AnswerSe
     return rows
 
 
+def _read(path: Path, model: type[StanceFile] | type[CorrectionsFile]) -> Any:
+    try:
+        loaded = model.model_validate(yaml.safe_load(path.read_text("utf-8")))
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise StanceError(f"{path.name}: {exc}") from exc
+    if loaded.question != path.stem:
+        raise StanceError(f"{path.name}: question {loaded.question!r} must match the name")
+    return loaded
+
+
 def load_stance(directory: Path = DEFAULT_STANCE_DIR) -> dict[str, StanceFile]:
-    """Every stance file of the folder, by question id."""
+    """Every stance file of the folder, by question id, with its corrections file merged in."""
     result: dict[str, StanceFile] = {}
     for path in sorted(directory.glob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text("utf-8"))
-            stance = StanceFile.model_validate(data)
-        except (yaml.YAMLError, ValidationError) as exc:
-            raise StanceError(f"{path.name}: {exc}") from exc
-        if stance.question != path.stem:
-            raise StanceError(f"{path.name}: question {stance.question!r} must match the name")
+        stance: StanceFile = _read(path, StanceFile)
         result[stance.question] = stance
+    for path in sorted((directory / CORRECTIONS_DIR).glob("*.yaml")):
+        corrections: CorrectionsFile = _read(path, CorrectionsFile)
+        where = f"{CORRECTIONS_DIR}/{path.name}"
+        if corrections.question not in result:
+            raise StanceError(f"{where}: no stance file for {corrections.question!r}")
+        stance = result[corrections.question]
+        extra = {c.id: c for c in corrections.pitfalls}
+        if unknown := sorted(set(extra) - {p.id for p in stance.pitfalls}):
+            raise StanceError(f"{where}: no stance examples for pitfall {unknown[0]!r}")
+        merged = tuple(
+            p.model_copy(update={"plain": extra[p.id].plain, "reported": extra[p.id].reported})
+            if p.id in extra
+            else p
+            for p in stance.pitfalls
+        )
+        result[stance.question] = stance.model_copy(update={"pitfalls": merged})
     return result
 
 
@@ -150,10 +187,14 @@ def stance_problems(bank: QuestionBank, stance: dict[str, StanceFile]) -> list[s
 
 
 def example_count(stance: Iterable[StanceFile]) -> dict[str, int]:
-    counts = dict.fromkeys(LABELS, 0)
+    """Written examples by label; the corrections (rejections too) under their own names, and
+    only where there are any, so that a count from before they existed reads the same."""
+    counts = dict.fromkeys((*LABELS, "plain", "reported"), 0)
     for file in stance:
         for pitfall in file.pitfalls:
             for label in LABELS:
                 examples = pitfall.examples(label)
                 counts[label] += len(examples.ru) + len(examples.en)
-    return counts
+            for kind, examples in (("plain", pitfall.plain), ("reported", pitfall.reported)):
+                counts[kind] += len(examples.ru) + len(examples.en)
+    return {k: v for k, v in counts.items() if k in LABELS or v}

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from bot.content.loader import QuestionBank
 from bot.content.stance import (
     ANSWER_SOURCES,
     ANSWERS_FILE,
+    CORRECTIONS_DIR,
     MINIMUM,
     Examples,
     PitfallStance,
     StanceError,
     StanceFile,
+    example_count,
     load_answer_sentences,
     load_stance,
     stance_problems,
@@ -120,6 +124,81 @@ def test_held_out_pitfalls_never_reach_training(bank: QuestionBank) -> None:
     }
     assert {pair.pitfall for pair in training} == set(kept)
     assert not {pair.text for pair in training} & held_sentences
+
+
+def _write_stance(folder: Path, bank: QuestionBank, question_id: str) -> None:
+    question = bank.questions[question_id]
+    stance = StanceFile(
+        question=question_id,
+        pitfalls=tuple(
+            PitfallStance(
+                id=p.id,
+                asserts=_examples(4, f"{p.id} asserts"),
+                rejects=_examples(4, f"{p.id} rejects"),
+                neither=_examples(2, f"{p.id} neither"),
+            )
+            for p in question.pitfalls
+        ),
+    )
+    (folder / f"{question_id}.yaml").write_text(
+        yaml.safe_dump(stance.model_dump(exclude={"pitfalls": {"__all__": {"plain", "reported"}}}))
+    )
+
+
+def test_corrections_are_merged_into_their_pitfall_and_train_as_rejections(
+    bank: QuestionBank, tmp_path: Path
+) -> None:
+    _write_stance(tmp_path, bank, "dropout")
+    (tmp_path / CORRECTIONS_DIR).mkdir()
+    corrections = {
+        "question": "dropout",
+        "pitfalls": [
+            {
+                "id": "scale-at-inference",
+                "plain": {"en": ["Survivors are scaled by 1/(1-p) in training."], "ru": ["Делят."]},
+                "reported": {"en": ["A common misreading is that eval scales by 1-p."]},
+            }
+        ],
+    }
+    (tmp_path / CORRECTIONS_DIR / "dropout.yaml").write_text(yaml.safe_dump(corrections))
+    stance = load_stance(tmp_path)
+    merged = {p.id: p for p in stance["dropout"].pitfalls}
+    assert merged["scale-at-inference"].plain.ru == ("Делят.",)
+    assert merged["scale-at-inference"].asserts.en[0] == "scale-at-inference asserts 0"
+    assert all(not p.plain.en for i, p in merged.items() if i != "scale-at-inference")
+    counts = example_count(stance.values())
+    assert counts["plain"] == 2 and counts["reported"] == 1
+
+    pairs = build_pairs(bank, stance, ["dropout/scale-at-inference"])
+    added = {
+        (p.text, p.label, p.source, p.lang) for p in pairs if p.source in ("plain", "reported")
+    }
+    assert added == {
+        ("Survivors are scaled by 1/(1-p) in training.", REJECTS, "plain", "en"),
+        ("Делят.", REJECTS, "plain", "ru"),
+        ("A common misreading is that eval scales by 1-p.", REJECTS, "reported", "en"),
+    }
+    # Without the corrections the other pairs are the same ones (the shuffle aside).
+    (tmp_path / CORRECTIONS_DIR / "dropout.yaml").unlink()
+    without = build_pairs(bank, load_stance(tmp_path), ["dropout/scale-at-inference"])
+    assert Counter(p for p in pairs if p.source not in ("plain", "reported")) == Counter(without)
+
+
+def test_a_corrections_file_for_an_unknown_pitfall_or_question_is_refused(
+    bank: QuestionBank, tmp_path: Path
+) -> None:
+    _write_stance(tmp_path, bank, "dropout")
+    (tmp_path / CORRECTIONS_DIR).mkdir()
+    wrong = tmp_path / CORRECTIONS_DIR / "dropout.yaml"
+    wrong.write_text(yaml.safe_dump({"question": "dropout", "pitfalls": [{"id": "no-such"}]}))
+    with pytest.raises(StanceError, match="no-such"):
+        load_stance(tmp_path)
+    wrong.unlink()
+    (tmp_path / CORRECTIONS_DIR / "zero-grad.yaml").write_text(
+        yaml.safe_dump({"question": "zero-grad", "pitfalls": []})
+    )
+    with pytest.raises(StanceError, match="no stance file"):
+        load_stance(tmp_path)
 
 
 def test_pairs_carry_written_labels_corrections_key_points_and_hard_negatives(

@@ -4,6 +4,8 @@ Per pitfall and language, the claim is paired with:
 - the written examples, with their labels (asserts / rejects / neither);
 - the pitfall's own correction (rejects) and the question's key points (neither: a correct
   statement on the subject is not an assertion of the misconception);
+- the corrections written for it (rejects): the fact stated plainly in the claim's terms, and
+  the claim given as others' belief (content/stance/corrections);
 - hard negatives (neither): sentences that assert *another* pitfall, of the same question where
   it has one and of another question, so that "sounds wrong" is not read as "asserts this";
 - sentences of real labelled answers (content/stance/answers.jsonl): how candidates actually
@@ -32,7 +34,7 @@ class Pair:
     label: int  # index into LABELS
     pitfall: str  # "question/pitfall"
     lang: str
-    source: str  # written | correction | key-point | other-pitfall | answer
+    source: str  # written | correction | plain | reported | key-point | other-pitfall | answer
 
     @property
     def left(self) -> str:
@@ -91,6 +93,8 @@ def build_pairs(
                     for text in examples.examples(label).get(lang)
                 ]
                 found.append((pitfall.correction.get(lang), REJECTS, "correction"))
+                found += [(t, REJECTS, "plain") for t in examples.plain.get(lang)]
+                found += [(t, REJECTS, "reported") for t in examples.reported.get(lang)]
                 found += [(k.text(lang), NEITHER, "key-point") for k in question.key_points]
                 own = [k for k in asserted if k[0] != key and k[1] == lang]
                 near = [k for k in own if k[0].startswith(f"{question.id}/")]
