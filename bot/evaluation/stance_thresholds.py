@@ -132,15 +132,16 @@ def run_thresholds(settings: Settings, bank: QuestionBank, directory: Path = WEI
         name: readings(grader, bank, samples, HEAD_FLOORS[0]) for name, samples in by_set.items()
     }
     pooled = [s for name in THRESHOLD_SETS for s in by_set[name]]
-    floor, at, veto = choose(
-        pooled, [r for name in THRESHOLD_SETS for r in read[name]], head_flag_at
-    )
+    pooled_read = [r for name in THRESHOLD_SETS for r in read[name]]
+    floor, at, veto = choose(pooled, pooled_read, head_flag_at)
     figures: dict[str, Any] = {
         "chosen_on": " and ".join(f"content/{name}" for name in THRESHOLD_SETS),
         "answers": len(pooled),
         "head_floor": floor,
         "flag_at": at,
         "veto": veto,
+        # What the choice is judged by, and what a retrained model is compared on.
+        "pooled": rates(pooled, flagged(pooled_read, head_flag_at, floor, at, veto), 0.5),
     }
     for name, samples in by_set.items():
         together = flagged(read[name], head_flag_at, floor, at, veto)
