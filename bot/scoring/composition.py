@@ -4,6 +4,8 @@ an answer to another question). See docs/grading.md for how each number was chos
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from bot.content.schema import Question
@@ -45,12 +47,17 @@ ADMITS_CAP = 1.5
 
 
 def with_stance(
-    head_said: list[PitfallHit], head_checks: list[PitfallHit], stance_said: list[PitfallHit]
+    head_said: list[PitfallHit],
+    head_checks: list[PitfallHit],
+    stance_said: list[PitfallHit],
+    read: Collection[str],
 ) -> tuple[list[PitfallHit], list[PitfallHit]]:
     """The stance model's verdicts over the head's: its flags (with their probability), then
-    the head's flags on a clause it did not read; a hint only for a pitfall not said and a
-    sentence not accused."""
-    said = stance_said + [h for h in head_said if h.id not in {s.id for s in stance_said}]
+    the head's flags on a clause it did not read (`read`: the sentences it judged); a hint
+    only for a pitfall not said and a sentence not accused. A head flag on a sentence it read
+    and vetoed stays dropped."""
+    stance_ids = {s.id for s in stance_said}
+    said = stance_said + [h for h in head_said if h.id not in stance_ids and h.evidence not in read]
     accused = {h.evidence for h in said}
     flagged = {h.id for h in said}
     checks = [h for h in head_checks if h.id not in flagged and h.evidence not in accused]
@@ -99,7 +106,7 @@ def compose(
     if head is not None and analysis.matrix is not None:
         pitfalls, checks = by_head(head, question, units, analysis.matrix)
         if analysis.stance is not None:
-            pitfalls, checks = with_stance(pitfalls, checks, analysis.stance)
+            pitfalls, checks = with_stance(pitfalls, checks, analysis.stance, analysis.stance_read)
     else:
         pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
     # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.

@@ -54,6 +54,7 @@ def read_stance(
         analyses, stance_readings(head, model, analyses, model.head_floor, clauses), strict=True
     ):
         a.stance = verdicts(model, a.question, chosen, found, asserts, head.flag_at, claim_sims)
+        a.stance_read = tuple(chosen)
 
 
 def stance_readings(

@@ -443,6 +443,43 @@ def test_the_pair_model_vetoes_a_head_flag_it_reads_as_not_asserted(bank: Questi
     ]
 
 
+def test_a_head_flag_the_stance_model_vetoed_stays_dropped_and_one_on_a_clause_stays() -> None:
+    from bot.scoring.composition import with_stance
+    from bot.scoring.pitfalls import PitfallHit
+
+    sentence, clause = "X holds, but Y does too.", "but Y does too."
+    head = [PitfallHit("x", 0.8, sentence), PitfallHit("y", 0.7, clause)]
+    hint = [PitfallHit("z", 0.5, "Z maybe.")]
+    # The stance model read the sentence and did not say "x" (a veto): the head's flag on it is
+    # not brought back; the clause it never read keeps the head's flag.
+    said, checks = with_stance(head, hint, [], read=[sentence, "Z maybe."])
+    assert [(h.id, h.evidence) for h in said] == [("y", clause)]
+    assert checks == hint
+    # Its own flag wins over the head's for the same pitfall, with its probability.
+    own = PitfallHit("x", 0.8, sentence, probability=0.9)
+    said, _ = with_stance(head, hint, [own], read=[sentence])
+    assert [(h.id, h.probability) for h in said] == [("x", 0.9), ("y", None)]
+
+
+def test_the_graders_head_flag_falls_to_the_stance_models_veto(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    answer = (
+        "model.train() enables dropout and batch statistics in BatchNorm. "
+        "model.eval() turns off gradient computation."
+    )
+    head_only = Grader(grader.encoder, grader._calibration, grader.options)
+    heads = head_only.grade(question, answer, "en").pitfalls
+    assert "eval-disables-grad" in {h.id for h in heads}  # the head says it alone
+    vetoing = ScriptedStance({})  # P(asserts) 0.05 for every sentence
+    vetoing.veto = 0.1
+    result = Grader(grader.encoder, grader._calibration, grader.options, vetoing).grade(
+        question, answer, "en"
+    )
+    assert "eval-disables-grad" not in {h.id for h in result.pitfalls}
+
+
 def test_the_grader_lets_the_stance_model_decide_and_quotes_the_sentence(
     grader: Grader, bank: QuestionBank
 ) -> None:
