@@ -128,6 +128,11 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, help="artefact folder (default: the bot's own)")
     train.add_argument("--stance-dir", type=Path, help="stance examples (default: content/stance)")
+    train.add_argument(
+        "--corrections",
+        action="store_true",
+        help="train stance with content/stance/corrections too (tried, not kept: docs/grading.md)",
+    )
     train.add_argument("--card", type=Path, help="model card to write (docs/stance-model.md)")
     train.add_argument("--log", type=Path, help="also log progress to this file")
     train.add_argument("--rows", type=Path, help="`train score`: graded answers cache (.npz)")

@@ -96,7 +96,7 @@ def content_check(bank: QuestionBank, stance_dir: Path | None = None) -> int:
     for pitfall in missing:
         print(f"  - {pitfall}")
     try:
-        stance = load_stance(stance_dir or DEFAULT_STANCE_DIR)
+        stance = load_stance(stance_dir or DEFAULT_STANCE_DIR, corrections=True)
     except StanceError as exc:
         print(f"\nstance examples: {exc}")
         return 1

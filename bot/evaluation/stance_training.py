@@ -45,7 +45,7 @@ FIGURES = "stance-figures.json"  # beside the card's data: each run's figures, b
 
 def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -> int:
     log_progress(args.log)
-    stance = load_stance(args.stance_dir or DEFAULT_STANCE_DIR)
+    stance = load_stance(args.stance_dir or DEFAULT_STANCE_DIR, corrections=args.corrections)
     keys = pitfall_keys(bank, stance)
     kept, held = holdout_split(keys, args.holdout, args.seed)
     config = StanceConfig(base=settings.embedding_model, layers=args.layers or StanceConfig.layers)
@@ -84,7 +84,8 @@ def run_train_stance(settings: Settings, bank: QuestionBank, args: argparse.Name
         "answer_sentences": len(answers),
         "command": "python -m bot train stance"
         + (f" --holdout {args.holdout}" if held else "")
-        + (f" --epochs {epochs:g}" if args.epochs else ""),
+        + (f" --epochs {epochs:g}" if args.epochs else "")
+        + (" --corrections" if args.corrections else ""),
     }
     if held:
         figures |= {"held_out": len(held), "test_pairs": len(test)} | _measure(predict, test)

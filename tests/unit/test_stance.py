@@ -161,7 +161,8 @@ def test_corrections_are_merged_into_their_pitfall_and_train_as_rejections(
         ],
     }
     (tmp_path / CORRECTIONS_DIR / "dropout.yaml").write_text(yaml.safe_dump(corrections))
-    stance = load_stance(tmp_path)
+    assert not any(p.plain.en for p in load_stance(tmp_path)["dropout"].pitfalls)  # not asked
+    stance = load_stance(tmp_path, corrections=True)
     merged = {p.id: p for p in stance["dropout"].pitfalls}
     assert merged["scale-at-inference"].plain.ru == ("Делят.",)
     assert merged["scale-at-inference"].asserts.en[0] == "scale-at-inference asserts 0"
@@ -180,7 +181,9 @@ def test_corrections_are_merged_into_their_pitfall_and_train_as_rejections(
     }
     # Without the corrections the other pairs are the same ones (the shuffle aside).
     (tmp_path / CORRECTIONS_DIR / "dropout.yaml").unlink()
-    without = build_pairs(bank, load_stance(tmp_path), ["dropout/scale-at-inference"])
+    without = build_pairs(
+        bank, load_stance(tmp_path, corrections=True), ["dropout/scale-at-inference"]
+    )
     assert Counter(p for p in pairs if p.source not in ("plain", "reported")) == Counter(without)
 
 
@@ -192,13 +195,13 @@ def test_a_corrections_file_for_an_unknown_pitfall_or_question_is_refused(
     wrong = tmp_path / CORRECTIONS_DIR / "dropout.yaml"
     wrong.write_text(yaml.safe_dump({"question": "dropout", "pitfalls": [{"id": "no-such"}]}))
     with pytest.raises(StanceError, match="no-such"):
-        load_stance(tmp_path)
+        load_stance(tmp_path, corrections=True)
     wrong.unlink()
     (tmp_path / CORRECTIONS_DIR / "zero-grad.yaml").write_text(
         yaml.safe_dump({"question": "zero-grad", "pitfalls": []})
     )
     with pytest.raises(StanceError, match="no stance file"):
-        load_stance(tmp_path)
+        load_stance(tmp_path, corrections=True)
 
 
 def test_pairs_carry_written_labels_corrections_key_points_and_hard_negatives(
