@@ -638,3 +638,27 @@ def test_another_question_is_told_only_once_the_whole_bank_is_there(
     assert fresh.grade(bank.questions["hooks"], answer, "en").answers_question is None
     fresh.warm(list(bank))
     assert fresh.grade(bank.questions["hooks"], answer, "en").answers_question == "nan-loss-debug"
+
+
+def test_the_model_card_gives_the_threshold_sets_pooled_beside_each_set() -> None:
+    from bot.evaluation.stance_training import render_card
+
+    def rates(recall: float) -> dict[str, float]:
+        return {"recall": recall, "false_flags": 0.03, "rejecting_flagged": 0.02, "precision": 0.9}
+
+    thresholds = {
+        "date": "2026-12-06",
+        "command": "python -m bot train stance-thresholds",
+        "chosen_on": "content/blind and content/blind8",
+        "answers": 700,
+        "head_floor": -2.0,
+        "flag_at": 0.88,
+        "veto": 0.2,
+        "pooled": rates(0.7),
+        "blind": {"head_and_stance": rates(0.6), "head_alone": rates(0.3)},
+    }
+    card = render_card({"thresholds": thresholds}).splitlines()
+    assert "| the four together | with stance | 0.7 | 0.03 | 0.02 | 0.9 |" in card
+    assert not any(line.startswith("| the four together | head alone") for line in card)
+    assert "| blind | with stance | 0.6 | 0.03 | 0.02 | 0.9 |" in card
+    assert "| blind | head alone | 0.3 | 0.03 | 0.02 | 0.9 |" in card
