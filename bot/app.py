@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from bot.clock import Clock, utcnow
 from bot.config import Settings, require_token, require_webhook
 from bot.content.loader import QuestionBank, load_bank
 from bot.i18n import COMMANDS, GROUP_COMMANDS, t
+from bot.leftover_tasks import settle_leftover_tasks
 from bot.ops_server import OpsServer
 from bot.priority import bulk_work
 from bot.scoring.service import ScoringService
@@ -55,6 +57,7 @@ from bot.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
 REGRADE_EVERY = 60.0  # seconds between retries of answers whose grading failed
+LEFTOVER_TIMEOUT = 5.0  # seconds a task still running at the stop gets to finish
 
 
 @dataclass
@@ -275,6 +278,8 @@ async def run_bot(
     finally:
         if regrading is not None:
             regrading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await regrading
         if ops is not None:
             await ops.close()
         await daily.close()  # finishes the daily messages in flight
@@ -287,4 +292,13 @@ async def run_bot(
 
 def run(settings: Settings, scoring: ScoringService | None = None) -> None:
     """`scoring`: a service already loading (the caller closes it)."""
-    asyncio.run(run_bot(settings, scoring=scoring))
+
+    async def main() -> None:
+        try:
+            await run_bot(settings, scoring=scoring)
+        finally:  # only here: in tests run_bot shares the loop with tasks that are not its own
+            cancelled = await settle_leftover_tasks(LEFTOVER_TIMEOUT)
+            if cancelled:
+                log.warning("cancelled tasks still running at the stop: %s", ", ".join(cancelled))
+
+    asyncio.run(main())
