@@ -42,6 +42,8 @@ class Analysis:
     matrix: np.ndarray | None = None  # the pitfall head's features, where it has a head
     stance: list[PitfallHit] | None = None  # the pitfalls said, with the stance model
     stance_read: tuple[str, ...] = ()  # the sentences the stance model judged (not clauses)
+    # (sentence, pitfall id) it read below its veto: very unlikely to assert that pitfall
+    stance_vetoed: frozenset[tuple[str, str]] = frozenset()
     other_p: float | None = None  # the relevance model's P(other), where it has one
     neighbour: Neighbour | None = None  # how it compares with every bank question, if it does
     nearest_p: float | None = None  # P(other) read with the closest other question, if read

@@ -51,13 +51,23 @@ def with_stance(
     head_checks: list[PitfallHit],
     stance_said: list[PitfallHit],
     read: Collection[str],
+    vetoed: Collection[tuple[str, str]] = (),
 ) -> tuple[list[PitfallHit], list[PitfallHit]]:
     """The stance model's verdicts over the head's: its flags (with their probability), then
     the head's flags on a clause it did not read (`read`: the sentences it judged); a hint
     only for a pitfall not said and a sentence not accused. A head flag on a sentence it read
-    and vetoed stays dropped."""
+    and vetoed stays dropped; so does one on a clause of a sentence it read and vetoed for
+    that pitfall (`vetoed`: sentence, pitfall id), since the clause says no more than its
+    sentence (on the four threshold sets it dropped 7 clause flags, 6 of them wrong:
+    docs/grading.md)."""
     stance_ids = {s.id for s in stance_said}
-    said = stance_said + [h for h in head_said if h.id not in stance_ids and h.evidence not in read]
+
+    def kept(h: PitfallHit) -> bool:
+        if h.id in stance_ids or h.evidence in read:
+            return False
+        return not any(h.evidence in s and (s, h.id) in vetoed for s in read)
+
+    said = stance_said + [h for h in head_said if kept(h)]
     accused = {h.evidence for h in said}
     flagged = {h.id for h in said}
     checks = [h for h in head_checks if h.id not in flagged and h.evidence not in accused]
@@ -106,7 +116,9 @@ def compose(
     if head is not None and analysis.matrix is not None:
         pitfalls, checks = by_head(head, question, units, analysis.matrix)
         if analysis.stance is not None:
-            pitfalls, checks = with_stance(pitfalls, checks, analysis.stance, analysis.stance_read)
+            pitfalls, checks = with_stance(
+                pitfalls, checks, analysis.stance, analysis.stance_read, analysis.stance_vetoed
+            )
     else:
         pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []
     # Any unit holding a wrong statement (its sentence, the whole answer) is excluded.

@@ -55,6 +55,11 @@ def read_stance(
     ):
         a.stance = verdicts(model, a.question, chosen, found, asserts, head.flag_at, claim_sims)
         a.stance_read = tuple(chosen)
+        a.stance_vetoed = frozenset(
+            (chosen[c.sentence], a.question.pitfalls[c.pitfall].id)
+            for c, p in zip(found, asserts, strict=True)
+            if p < model.veto
+        )
 
 
 def stance_readings(

@@ -464,6 +464,40 @@ def test_a_head_flag_the_stance_model_vetoed_stays_dropped_and_one_on_a_clause_s
     assert [(h.id, h.probability) for h in said] == [("x", 0.9), ("y", None)]
 
 
+def test_a_head_flag_on_a_clause_falls_with_its_sentence_vetoed_for_that_pitfall() -> None:
+    from bot.scoring.composition import with_stance
+    from bot.scoring.pitfalls import PitfallHit
+
+    sentence = "Some say X holds, but it does not."
+    clause = PitfallHit("x", 0.8, "Some say X holds")
+    # The sentence holding the clause was read below the veto for "x": the clause, which says
+    # no more than its sentence, loses the head's flag.
+    said, _ = with_stance([clause], [], [], read=[sentence], vetoed={(sentence, "x")})
+    assert said == []
+    # Vetoed for another pitfall, or not read for this one: the head's flag stays.
+    said, _ = with_stance([clause], [], [], read=[sentence], vetoed={(sentence, "y")})
+    assert said == [clause]
+    said, _ = with_stance([clause], [], [], read=[sentence])
+    assert said == [clause]
+
+
+def test_the_graders_head_flag_on_a_clause_falls_to_the_veto_on_its_sentence(
+    grader: Grader, bank: QuestionBank
+) -> None:
+    question = bank.questions["train-vs-eval"]
+    answer = "It is tempting to say that model.eval() turns off gradients, but it does not: you need torch.no_grad for that."
+    head_only = Grader(grader.encoder, grader._calibration, grader.options)
+    heads = {h.id: h for h in head_only.grade(question, answer, "en").pitfalls}
+    # The head says it alone, on a clause (not the sentence, which the stance model reads).
+    assert "eval-disables-grad" in heads and heads["eval-disables-grad"].evidence != answer
+    vetoing = ScriptedStance({})  # P(asserts) 0.05 for every sentence
+    vetoing.veto = 0.1
+    result = Grader(grader.encoder, grader._calibration, grader.options, vetoing).grade(
+        question, answer, "en"
+    )
+    assert "eval-disables-grad" not in {h.id for h in result.pitfalls}
+
+
 def test_the_graders_head_flag_falls_to_the_stance_models_veto(
     grader: Grader, bank: QuestionBank
 ) -> None:
