@@ -138,7 +138,9 @@ def load_stance(
     for path in sorted(directory.glob("*.yaml")):
         stance: StanceFile = _read(path, StanceFile)
         result[stance.question] = stance
-    for path in sorted((directory / CORRECTIONS_DIR).glob("*.yaml") if corrections else ()):
+    if not corrections:
+        return result
+    for path in sorted((directory / CORRECTIONS_DIR).glob("*.yaml")):
         written: CorrectionsFile = _read(path, CorrectionsFile)
         where = f"{CORRECTIONS_DIR}/{path.name}"
         if written.question not in result:

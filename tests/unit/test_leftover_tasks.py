@@ -7,13 +7,14 @@ import asyncio
 from pathlib import Path
 
 from sqlalchemy import QueuePool, text
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.leftover_tasks import settle_leftover_tasks
+from bot.storage.engine import create_engine, create_session_factory
 
 
 def _engine(tmp_path: Path) -> AsyncEngine:
-    return create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'stop.db'}")
+    return create_engine(f"sqlite+aiosqlite:///{tmp_path / 'stop.db'}")  # as the bot's
 
 
 def _checked_out(engine: AsyncEngine) -> int:
@@ -23,7 +24,7 @@ def _checked_out(engine: AsyncEngine) -> int:
 
 async def _queries(engine: AsyncEngine, count: int | None) -> int:
     """`count` sessions one after another (None: until cancelled)."""
-    sessions = async_sessionmaker(engine)
+    sessions = create_session_factory(engine)
     done = 0
     while count is None or done < count:
         async with sessions() as session:
