@@ -90,8 +90,8 @@ def is_dont_know(text: str) -> bool:
 _ADMITS = re.compile(
     r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*(?:really\s+)?know|no\s+idea|idk|no\s+clue|"
     r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|can'?t\s+(?:say|compare|tell)|"
-    r"never\s+(?:(?:really\s+)?used|wrote|worked|tried|needed|looked|heard|touched|implemented|"
-    r"had\s+to|profiled|done)|haven'?t\s+(?:really\s+)?(?:used|done|tried|worked)|"
+    r"never\s+(?:(?:really\s+|actually\s+)?used|wrote|worked|tried|needed|looked|heard|touched|implemented|"
+    r"had\s+to|profiled|done)|haven'?t\s+(?:really\s+|actually\s+)?(?:used|done|tried|worked)|"
     r"not\s+something\s+i(?:'?ve|\s+have)\s+(?:really\s+)?(?:done|used|tried|worked)|"
     r"не\s*(?:(?:очень|особо)\s+)?знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|"
     r"не\s+(?:помню|вспомню|скажу)|"
@@ -150,20 +150,22 @@ _SOFTENERS = re.compile(
 
 
 def guesses_and_admits(text: str, limit: int = 80, hedges: int = 4) -> bool:
-    """An answer of at most `limit` words that says somewhere it does not know, is not sure or
-    would have to look it up, and hedges throughout: `hedges` or more such admissions, softeners
-    and words of a guess together ("Ну, DataLoader вроде грузит данные... Наверное, есть
-    shuffle? Остальное не помню"). On the 7,074 labelled answers of content/eval to blind15 this
-    reaches 34 more "don't know" answers than three guessing words beside one admission did,
-    and no more answers with a human grade above 1.5 (one partial answer graded 5, "the model
-    has no idea about order", reached by both); with three hedges, 2 more partial answers graded
-    4 were reached."""
+    """An answer of at most `limit` words that says twice that it does not know, is not sure or
+    would have to look it up ("Not really familiar with DTensor… I haven't used
+    parallelize_module, so I can't really explain them"), or says so once and hedges
+    throughout: `hedges` or more such admissions, softeners and words of a guess together ("Ну,
+    DataLoader вроде грузит данные... Наверное, есть shuffle? Остальное не помню"). On the
+    7,074 labelled answers of content/eval to blind15 the hedges reached 34 more "don't know"
+    answers than three guessing words beside one admission did, and no more answers with a
+    human grade above 1.5 (one partial answer graded 5, "the model has no idea about order",
+    reached by both); with three hedges, 2 more partial answers graded 4 were reached. Two
+    admissions alone: see docs/grading.md (seventeenth attempt)."""
     clean = normalize(text)
     if len(words(clean)) > limit:
         return False
     admissions = sum(len(pattern.findall(clean)) for pattern in (_ADMITS, _UNSURE, _DEFERS))
     others = len(_SOFTENERS.findall(clean)) + len(_GUESSING.findall(clean))
-    return admissions >= 1 and admissions + others >= hedges
+    return admissions >= 2 or (admissions >= 1 and admissions + others >= hedges)
 
 
 def is_hedged(text: str, limit: int = 16) -> bool:

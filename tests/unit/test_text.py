@@ -234,6 +234,23 @@ def test_opens_with_admission(text: str, opens: bool) -> None:
             "one-hot? It works, just slower. Probably fine for small vocabularies?",
             False,
         ),
+        # Two admissions, no guessing words: a candidate naming the terms it says it never
+        # used ("haven't actually used" is one).
+        (
+            "FSDP shards the parameters across ranks. I haven't actually used it and don't "
+            "remember the wrapping policy.",
+            True,
+        ),
+        (
+            "Про torch.export слышал, но сам не работал и не помню, чем он отличается от TorchScript.",
+            True,
+        ),
+        # Two admissions in a long answer: it holds a lot besides them.
+        (
+            f"I haven't used FSDP and don't remember its wrapping policy. {GUESS} {GUESS} {GUESS} "
+            f"{GUESS} {GUESS}",
+            False,
+        ),
         # One soft admission beside one guess: an answer that is honest about a detail.
         (
             "Honestly the key is that view needs contiguous memory and reshape copies when it "
