@@ -37,6 +37,9 @@ TERM_BONUS = 0.18  # an identifier of the point appearing in the answer
 HOLISTIC_FLOOR = 0.25
 HOLISTIC_FULL = 0.75
 PITFALL_PENALTY = 0.15
+# A unit this close to a flagged misconception's claim, and closer to it than to the correction,
+# earns no key-point credit (compose).
+LEANS_TO_CLAIM = 0.50
 OFF_TOPIC_RELEVANCE = 0.28
 OFF_TOPIC_CAP = 1.0
 OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
@@ -127,6 +130,21 @@ def compose(
     # the key point; its "but actually Y" clause is a unit of its own and still counts.
     whole = len(units) - 1 if len(units) > 1 and units[-1] == text else None
     wrong_units += [i for i, u in enumerate(units) if i != whole and reports_belief(u)]
+    # So is one that reads closer to a flagged misconception's claim than to its correction, and
+    # close to the claim: it restates the wrong belief in other words ("I take each batch's
+    # (pred == y).mean()" beside the flagged "then I average them"), and was shown as covering
+    # the very point the misconception contradicts (docs/grading.md, seventeenth attempt).
+    flagged = {h.id for h in pitfalls}
+    leaning = [j for j, p in enumerate(question.pitfalls) if p.id in flagged]
+    wrong_units += [
+        i
+        for i in range(len(units))
+        if i != whole
+        and any(
+            claim_sims[i, j] >= LEANS_TO_CLAIM and claim_sims[i, j] > fix_sims[i, j]
+            for j in leaning
+        )
+    ]
 
     # Best sentence per key point, over both languages of the point. A sentence that states
     # a misconception earns no credit, however close its words are to a key point.
