@@ -45,7 +45,7 @@ OFF_TOPIC_CAP = 1.0
 OFF_TOPIC_OVERLAP = 0.12  # share of the answer's word stems found in the question's texts
 GENERIC_CAP = 3.0  # an answer that names none of the question's identifiers
 # A short answer (24 words or fewer) that says it does not know or never used it; or one of up to
-# 80 words that opens so, or that says so anywhere while guessing throughout (text.py).
+# 80 words that opens so, says so twice, or says so once while guessing throughout (text.py).
 ADMITS_CAP = 1.5
 
 
