@@ -133,8 +133,10 @@ def compose(
     # So is one that reads closer to a flagged misconception's claim than to its correction, and
     # close to the claim: it restates the wrong belief in other words ("I take each batch's
     # (pred == y).mean()" beside the flagged "then I average them"), and was shown as covering
-    # the very point the misconception contradicts (docs/grading.md, seventeenth attempt).
-    flagged = {h.id for h in pitfalls}
+    # the very point the misconception contradicts (docs/grading.md, seventeenth attempt). Only
+    # where a stance model read the answer: with the pitfall head alone (the bundled MiniLM) a
+    # false flag then took the credit of a strong answer's every sentence near the claim.
+    flagged = {h.id for h in pitfalls} if analysis.stance is not None else set()
     leaning = [j for j, p in enumerate(question.pitfalls) if p.id in flagged]
     wrong_units += [
         i

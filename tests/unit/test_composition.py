@@ -43,6 +43,7 @@ def graded(bank: QuestionBank, per_batch_claim: float, per_batch_fix: float) -> 
         point_sims=point_sims,
         claim_sims=claim_sims,
         fix_sims=fix_sims,
+        stance=[],  # a stance model read it (and said nothing the rule did not)
     )
     qv = QuestionVectors(
         points=np.zeros((2, k, 4)),
