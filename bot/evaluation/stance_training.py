@@ -178,7 +178,7 @@ def render_card(data: dict[str, Any]) -> str:
         ]
         for name in [k for k, v in thresholds.items() if isinstance(v, dict)]:  # every set read
             pooled = name == "pooled"  # the threshold sets together: rates, not by reader
-            label = "the four together" if pooled else name
+            label = "the threshold sets together" if pooled else name
             for reader, title in (("head_alone", "head alone"), ("head_and_stance", "with stance")):
                 f = thresholds[name].get(reader)
                 if pooled and reader == "head_and_stance":

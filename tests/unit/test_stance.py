@@ -692,7 +692,7 @@ def test_the_model_card_gives_the_threshold_sets_pooled_beside_each_set() -> Non
         "blind": {"head_and_stance": rates(0.6), "head_alone": rates(0.3)},
     }
     card = render_card({"thresholds": thresholds}).splitlines()
-    assert "| the four together | with stance | 0.7 | 0.03 | 0.02 | 0.9 |" in card
-    assert not any(line.startswith("| the four together | head alone") for line in card)
+    assert "| the threshold sets together | with stance | 0.7 | 0.03 | 0.02 | 0.9 |" in card
+    assert not any(line.startswith("| the threshold sets together | head alone") for line in card)
     assert "| blind | with stance | 0.6 | 0.03 | 0.02 | 0.9 |" in card
     assert "| blind | head alone | 0.3 | 0.03 | 0.02 | 0.9 |" in card
