@@ -1,4 +1,4 @@
-"""The fitted score: its file, its fit (each weight kept to its direction), its place in the grade (the caps still apply after it),
+"""The fitted score: its file, its fit (each feature kept to its direction), its place in the grade (the caps still apply after it),
 the fitting command's pipeline on a few answers, and the committed model's behaviour."""
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from bot.evaluation.score_training import FIT_SETS, graded_rows, left_out, score
 from bot.scoring.grader import Grader
 from bot.scoring.score_model import (
     FEATURES,
+    LEAF_SIZE,
+    LEARNING_RATE,
+    LEAVES,
     SIGNS,
     ScoreModel,
     fit,
@@ -25,33 +28,49 @@ from bot.scoring.score_model import (
 
 
 def constant(value: float) -> ScoreModel:
-    """A model that gives every answer `value`."""
-    n = len(FEATURES)
-    return ScoreModel("test", (0.0,) * n, (1.0,) * n, (0.0,) * n, value)
+    """A model that gives every answer `value`: one tree, a single leaf."""
+    return ScoreModel("test", value, ((-1,),), ((0.0,),), ((0,),), ((0,),), ((0.0,),))
 
 
-def test_fit_recovers_a_linear_relation_and_clips_to_the_scale() -> None:
+def test_the_stored_trees_predict_what_scikit_learn_fitted() -> None:
+    """The arrays read out of scikit-learn's private `_predictors` walk to the same leaves as its
+    own predict, thresholds included (a threshold is often a value of the data itself)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(400, len(FEATURES)))
-    y = 5 + 2 * x[:, 0] - 1.5 * x[:, 6]
-    model = fit(x, y, "test", alpha=1e-6)
-    assert np.allclose(model.predict(x), np.clip(y, 0, 10), atol=1e-3)
-    # The score is the formula's (the first feature) and the model's, half and half.
-    assert np.allclose(model.score(x), 0.5 * x[:, 0] + 0.5 * model.predict(x))
-    assert model.predict(np.full(len(FEATURES), 50.0)) == pytest.approx(10.0)
-    assert model.predict(np.full(len(FEATURES), -50.0)) == pytest.approx(0.0)
+    x = rng.normal(size=(600, len(FEATURES)))
+    x[:, 0] = np.round(rng.uniform(0, 10, size=600), 1)  # few distinct values, like the formula
+    y = np.clip(5 + 0.4 * x[:, 0] + np.sin(x[:, 1]) - x[:, 6], 0, 10)
+    model = fit(x, y, "test", trees=30)
+    reference = HistGradientBoostingRegressor(
+        max_iter=30,
+        learning_rate=LEARNING_RATE,
+        max_leaf_nodes=LEAVES,
+        min_samples_leaf=LEAF_SIZE,
+        monotonic_cst=list(SIGNS.values()),
+        early_stopping=False,
+        random_state=0,
+    ).fit(x, y)
+    assert np.allclose(model.predict(x), np.clip(reference.predict(x), 0, 10), atol=1e-4)
+    # One answer at a time, as the grader asks, and the blend with the formula's score.
+    assert model.predict(x[3]) == pytest.approx(model.predict(x)[3])
+    assert np.allclose(model.score(x), 0.25 * x[:, 0] + 0.75 * model.predict(x))
+    assert model.predict(np.full(len(FEATURES), 50.0)) <= 10.0
 
 
-def test_each_weight_keeps_to_its_direction() -> None:
+def test_each_feature_keeps_to_its_direction() -> None:
     """Misconceptions said that go with higher grades in the data still cannot raise a score;
     the language, free either way, can lower it."""
     rng = np.random.default_rng(1)
-    x = rng.normal(size=(400, len(FEATURES)))
+    x = rng.normal(size=(800, len(FEATURES)))
     said, russian = FEATURES.index("said"), FEATURES.index("russian")
     y = 5 + 1.0 * x[:, said] - 2.0 * x[:, russian]
-    weights = dict(zip(FEATURES, fit(x, y, "test", alpha=1e-6).weights, strict=True))
-    assert weights["said"] == pytest.approx(0.0, abs=1e-6)
-    assert weights["russian"] == pytest.approx(-2.0, abs=0.15)
+    model = fit(x, y, "test")
+    low, high = x.copy(), x.copy()
+    low[:, said], high[:, said] = -2.0, 2.0
+    assert np.all(model.predict(high) <= model.predict(low) + 1e-9)
+    low[:, russian], high[:, russian] = -2.0, 2.0
+    assert np.mean(model.predict(high) - model.predict(low)) < -2.0
 
 
 def test_a_saved_model_loads_the_same_and_one_with_other_features_does_not(
@@ -76,7 +95,7 @@ def test_the_model_scores_the_grade_and_the_caps_still_apply(
     try:
         grader.score_model = constant(7.3)
         result = grader.grade(question, good, "en")
-        assert result.score == round(0.5 * result.features[0] + 0.5 * 7.3, 1)
+        assert result.score == round(0.25 * result.features[0] + 0.75 * 7.3, 1)
         # "I don't know" keeps its cap (1.5) whatever the model says; no sentence scores 0.
         admits = "I think zero_grad resets something, not sure, I don't know really."
         assert grader.grade(question, admits, "en").score <= 1.5
@@ -126,9 +145,20 @@ def test_the_committed_model_keeps_its_directions_and_reads_coverage_and_misconc
 
     model = load_score_model(DEFAULT_MODEL)
     assert model is not None and model.figures
-    weights = dict(zip(FEATURES, model.weights, strict=True))
-    for name, sign in SIGNS.items():
-        assert weights[name] * sign >= 0, name
+    rng = np.random.default_rng(2)
+    base = np.column_stack(
+        [rng.uniform(0, 10, 300), *(rng.uniform(0, 1, 300) for _ in FEATURES[1:])]
+    )
+    for index, (name, sign) in enumerate(SIGNS.items()):
+        if sign == 0:
+            continue
+        up = base.copy()
+        up[:, index] += 0.5
+        assert np.all(sign * (model.predict(up) - model.predict(base)) >= -1e-9), name
     # It does read them: a misconception said costs, a covered key point earns.
-    assert weights["said"] + weights["said_p"] < 0
-    assert weights["covered"] + weights["coverage"] > 0
+    said, covered = FEATURES.index("said"), FEATURES.index("covered")
+    with_said, all_covered = base.copy(), base.copy()
+    with_said[:, said] = 1.0
+    all_covered[:, covered] = 1.0
+    assert np.mean(model.predict(with_said) - model.predict(base)) < 0
+    assert np.mean(model.predict(all_covered) - model.predict(base)) > 0
