@@ -119,6 +119,8 @@ def test_mentions_matches_identifiers_not_substrings() -> None:
         ),
         ("про AOTInductor даже не слышал, TensorRT вроде быстрее, но почему — не скажу", True),
         ("I've only used PyTorch, so I can't compare much", True),
+        ("heard of log-sum-exp but couldn't explain it right now, sorry", True),
+        ("vmap вроде векторизует, а как считать градиенты по примерам — не приходилось", True),
         ("not sure, but zero_grad() clears the old gradients before backward", False),
         ("zero_grad() clears .grad because gradients accumulate across backward calls", False),
         # A long answer that mentions not knowing one detail is still an answer.
