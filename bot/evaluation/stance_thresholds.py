@@ -2,10 +2,9 @@
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
 (`veto`), chosen on content/blind, blind8, blind10, blind13 and blind14 to blind19 together for
-the highest recall
-at which at most FLAG_TARGET of the answers that hold no misconception get a flag and at most
-REJECT_TARGET of those that reject a pitfall get that pitfall's flag (then the fewest false
-flags), and written into the artefact's stance.json with the figures.
+the highest recall at which at most FLAG_TARGET of the answers that hold no misconception get a
+flag and at most REJECT_TARGET of those that reject a pitfall get that pitfall's flag (then the
+fewest false flags), and written into the artefact's stance.json with the figures.
 
 On sets whose sentences never train the stance model (content/stance/answers.jsonl holds
 content/eval, heldout, blind2 to blind7, blind9, blind11 and blind12): thresholds fitted on its
