@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -85,23 +86,15 @@ class ScoreModel:
     fitted_on: str = ""
     figures: dict[str, float] = field(default_factory=dict)  # cross-validated, at fit time
 
+    @cached_property  # built once; a frozen dataclass still has a __dict__ to keep it in
     def _arrays(self) -> tuple[np.ndarray, ...]:
-        arrays = self.__dict__.get("_cached")
-        if arrays is None:  # built once; the dataclass is frozen, its __dict__ is not
-            arrays = tuple(
-                np.asarray(a, dtype=np.float64 if i in (1, 4) else np.int64).reshape(
-                    len(self.feature), -1
-                )
-                for i, a in enumerate(
-                    (self.feature, self.threshold, self.left, self.right, self.value)
-                )
-            )
-            self.__dict__["_cached"] = arrays
-        return arrays
+        fields = (self.feature, self.threshold, self.left, self.right, self.value)
+        kinds = (np.int64, np.float64, np.int64, np.int64, np.float64)
+        return tuple(np.asarray(a, dtype=k) for a, k in zip(fields, kinds, strict=True))
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """features: (..., len(FEATURES)) -> the trees' scores, clipped to 0-10."""
-        feature, threshold, left, right, value = self._arrays()
+        feature, threshold, left, right, value = self._arrays
         rows = np.atleast_2d(features).astype(np.float64)
         trees = np.arange(feature.shape[0])
         node = np.zeros((rows.shape[0], feature.shape[0]), dtype=np.int64)
