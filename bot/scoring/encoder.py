@@ -73,9 +73,13 @@ class Encoder:
         self.precision = resolve_precision(precision, self.device)
         if self.precision == "fp16":
             self._model.half()  # fp16 halves memory and doubles throughput on tensor cores
-        elif self.precision == "bf16":
-            self._linear_weights_to_bf16()
-        self.packed = self.precision == "bf16" and self.device == "cpu" and self._pack(pack_weights)
+        self.packed = False
+        if self.precision == "bf16":
+            from bot.scoring.packed_linear import prepare_bf16_linear_layers
+
+            # Embeddings and normalisation stay fp32 (autocast runs them so).
+            wanted = pack_weights if self.device == "cpu" else False
+            self.packed = prepare_bf16_linear_layers(self._model, wanted)
         self.tokens_per_batch = tokens_per_batch
         dimension = getattr(self._model, "get_embedding_dimension", None) or (
             self._model.get_sentence_embedding_dimension
@@ -94,22 +98,6 @@ class Encoder:
             self.precision,
             ", linear layers prepacked" if self.packed else "",
         )
-
-    def _linear_weights_to_bf16(self) -> None:
-        """Autocast would cast every weight matrix on every call (a third of a short answer's
-        time); cast once. Embeddings and normalisation stay fp32."""
-        import torch
-
-        for module in self._model.modules():
-            if isinstance(module, torch.nn.Linear):
-                module.to(torch.bfloat16)
-
-    def _pack(self, wanted: bool | None) -> bool:
-        from bot.scoring import packed_linear
-
-        if wanted is False or not packed_linear.supported(require_amx=wanted is None):
-            return False
-        return packed_linear.pack_linear_layers(self._model) > 0
 
     @contextmanager
     def _arithmetic(self) -> Iterator[None]:

@@ -351,6 +351,37 @@ def test_a_trained_artefact_loads_and_reads_pairs(tiny_artefact: Path) -> None:
     assert StanceModel(tiny_artefact, device="cpu", precision="fp32").precision == "fp32"
 
 
+def test_bf16_pair_models_hold_their_linear_weights_in_bf16_and_read_as_autocast_does(
+    tiny_artefact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cast once (and prepacked where the CPU has AMX) rather than by autocast on every call:
+    the products are autocast's own, so the reading is the same."""
+    import torch
+
+    from bot.scoring import packed_linear
+    from bot.scoring.packed_linear import PackedLinear
+
+    prepared = StanceModel(tiny_artefact, precision="bf16")
+    layers = [m for m in prepared._base.modules() if isinstance(m, torch.nn.Linear | PackedLinear)]
+    assert layers and all(
+        (m.packed if isinstance(m, PackedLinear) else m.weight).dtype == torch.bfloat16
+        for m in layers
+    )
+    assert prepared.packed == packed_linear.supported()
+    monkeypatch.setattr(packed_linear, "prepare_bf16_linear_layers", lambda model, pack=None: False)
+    autocast = StanceModel(tiny_artefact, precision="bf16")
+    assert all(
+        m.weight.dtype == torch.float32
+        for m in autocast._base.modules()
+        if isinstance(m, torch.nn.Linear)
+    )
+    pairs = [
+        ("model.eval() turns off gradient computation.", "After eval() no graph is built."),
+        ("zero_grad() resets the weights.", "Adam keeps two moment estimates per parameter."),
+    ]
+    assert np.array_equal(prepared.probabilities(pairs), autocast.probabilities(pairs))
+
+
 def test_an_artefact_that_does_not_match_its_checksum_is_refused(
     tiny_artefact: Path, tmp_path: Path
 ) -> None:

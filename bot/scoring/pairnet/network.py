@@ -170,15 +170,22 @@ class PairNet:
         self.precision = precision if device == "cpu" else "fp32"
         self._base.to(device).eval()
         self._head.to(device).eval()
+        self.packed = False
+        if self.precision == "bf16":
+            from bot.scoring.packed_linear import prepare_bf16_linear_layers
+
+            # The base's linear layers as the encoder's: bf16 once, prepacked where AMX is.
+            self.packed = prepare_bf16_linear_layers(self._base)
         self._tokenizer = AutoTokenizer.from_pretrained(
             resolve_model_path(config.base, model_cache_dir)
         )
         log.info(
-            "%s loaded (%d layers, %s, %s)",
+            "%s loaded (%d layers, %s, %s%s)",
             config.config_file,
             config.layers,
             device,
             self.precision,
+            ", linear layers prepacked" if self.packed else "",
         )
 
     @classmethod
