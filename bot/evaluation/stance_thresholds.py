@@ -1,7 +1,7 @@
 """`python -m bot train stance-thresholds`: when the stance model says "you said this"
 (bot/scoring/stance/judge.py): the head's lowest raw logit it reads (`head_floor`), the
 P(asserts) it needs (`flag_at`) and the P(asserts) below which it drops the head's own flag
-(`veto`), chosen on content/blind, blind8, blind10, blind13 and blind14 to blind19 together for
+(`veto`), chosen on content/blind, blind8, blind10, blind13 and blind14 to blind21 together for
 the highest recall at which at most FLAG_TARGET of the answers that hold no misconception get a
 flag and at most REJECT_TARGET of those that reject a pitfall get that pitfall's flag (then the
 fewest false flags), and written into the artefact's stance.json with the figures.
@@ -41,8 +41,9 @@ REJECT_TARGET = 0.03
 HEAD_FLOORS = tuple(f / 10 for f in range(-20, 12))  # -2.0 … 1.1, below the head's own 1.2
 VETOES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9)
 # blind14 to blind19 joined on 2026-12-07 (eighteenth attempt): six more writers' sets, spent,
-# whose sentences never trained the model (1,463 answers to 3,734).
-THRESHOLD_SETS = ("blind", "blind8", "blind10", "blind13", *(f"blind{n}" for n in range(14, 20)))
+# whose sentences never trained the model (1,463 answers to 3,734); blind20 and blind21 in the
+# twentieth attempt (4,490).
+THRESHOLD_SETS = ("blind", "blind8", "blind10", "blind13", *(f"blind{n}" for n in range(14, 22)))
 TRAINED_SETS = ("eval", "heldout")  # their sentences train the model: figures only
 CHUNK = 64
 
