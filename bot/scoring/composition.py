@@ -58,22 +58,30 @@ def with_stance(
 ) -> tuple[list[PitfallHit], list[PitfallHit]]:
     """The stance model's verdicts over the head's: its flags (with their probability), then
     the head's flags on a clause it did not read (`read`: the sentences it judged); a hint
-    only for a pitfall not said and a sentence not accused. A head flag on a sentence it read
-    and vetoed stays dropped; so does one on a clause of a sentence it read and vetoed for
-    that pitfall (`vetoed`: sentence, pitfall id), since the clause says no more than its
-    sentence (on the four threshold sets it dropped 7 clause flags, 6 of them wrong:
-    docs/grading.md)."""
+    only for a pitfall not said, a sentence not accused and a sentence the model did not veto
+    for that pitfall. A head flag on a sentence it read and vetoed stays dropped; so does one
+    on a clause of a sentence it read and vetoed for that pitfall (`vetoed`: sentence, pitfall
+    id), since the clause says no more than its sentence (on the four threshold sets it dropped
+    7 clause flags, 6 of them wrong: docs/grading.md). A hint falls the same way: "model.eval()
+    does not turn off gradients", read as not asserting "eval disables gradients", is no
+    misconception worth checking."""
     stance_ids = {s.id for s in stance_said}
 
-    def kept(h: PitfallHit) -> bool:
-        if h.id in stance_ids or h.evidence in read:
-            return False
-        return not any(h.evidence in s and (s, h.id) in vetoed for s in read)
+    def in_vetoed(h: PitfallHit) -> bool:
+        return any(h.evidence in s and (s, h.id) in vetoed for s in read)
 
-    said = stance_said + [h for h in head_said if kept(h)]
+    said = stance_said + [
+        h
+        for h in head_said
+        if h.id not in stance_ids and h.evidence not in read and not in_vetoed(h)
+    ]
     accused = {h.evidence for h in said}
     flagged = {h.id for h in said}
-    checks = [h for h in head_checks if h.id not in flagged and h.evidence not in accused]
+    checks = [
+        h
+        for h in head_checks
+        if h.id not in flagged and h.evidence not in accused and not in_vetoed(h)
+    ]
     return said, checks
 
 

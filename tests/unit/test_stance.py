@@ -512,6 +512,26 @@ def test_a_head_flag_on_a_clause_falls_with_its_sentence_vetoed_for_that_pitfall
     assert said == [clause]
 
 
+def test_a_hint_falls_where_the_stance_model_vetoed_its_sentence_for_that_pitfall() -> None:
+    from bot.scoring.composition import with_stance
+    from bot.scoring.pitfalls import PitfallHit
+
+    sentence = "model.eval() does not turn off gradients: torch.no_grad() does."
+    hint = PitfallHit("eval-disables-grad", 0.5, sentence)
+    clause = PitfallHit("eval-disables-grad", 0.5, "model.eval() does not turn off gradients")
+    # Read below the veto for that pitfall: neither the sentence nor a clause of it is a
+    # misconception worth checking.
+    vetoed = {(sentence, "eval-disables-grad")}
+    for shown in (hint, clause):
+        _, checks = with_stance([], [shown], [], read=[sentence], vetoed=vetoed)
+        assert checks == []
+    # Vetoed for another pitfall, or read above the veto: the hint stays.
+    _, checks = with_stance([], [hint], [], read=[sentence], vetoed={(sentence, "other")})
+    assert checks == [hint]
+    _, checks = with_stance([], [hint], [], read=[sentence])
+    assert checks == [hint]
+
+
 def test_the_graders_head_flag_on_a_clause_falls_to_the_veto_on_its_sentence(
     grader: Grader, bank: QuestionBank
 ) -> None:
