@@ -112,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=(
             "stance",
             "stance-thresholds",
+            "stance-flags",
             "relevance",
             "relevance-thresholds",
             "pitfalls",
@@ -316,6 +317,10 @@ def _command(settings: Settings, bank: QuestionBank, args: argparse.Namespace) -
         from bot.evaluation.stance_thresholds import run_thresholds
 
         return run_thresholds(settings, bank)
+    if args.command == "train" and args.what == "stance-flags":
+        from bot.evaluation.stance_flags import run_stance_flags
+
+        return run_stance_flags(settings, bank)
     if args.command == "train" and args.what == "relevance-thresholds":
         from bot.evaluation.relevance_thresholds import run_relevance_thresholds
 

@@ -29,6 +29,7 @@ FULL = GraderOptions()
 # Each row switches one part off (or keeps one signal alone), to show what it adds.
 BANK_ABLATION: dict[str, GraderOptions] = {
     "-stance": replace(FULL, stance=False),  # the fitted head instead of the stance model
+    "-flags": replace(FULL, stance_flags=False),  # P(asserts) at its threshold, not the trees
     "-head": replace(FULL, head=False, stance=False),  # the fixed pitfall rule
     "-terms": replace(FULL, terms=False),
     "-lang-calib": replace(FULL, calibration=False),

@@ -130,6 +130,40 @@ def _table(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _flags_section(flags: dict[str, Any] | None) -> list[str]:
+    """The flag model (bot/scoring/stance/flag_model.py), where one was fitted."""
+    if flags is None:
+        return []
+    lines = [
+        "",
+        "## The flag model",
+        "",
+        "Where it is fitted (`bot/scoring/stance/weights/flags.json`), a pitfall is said when",
+        "small boosted trees over what the grader read of its candidate sentences (this model's",
+        "P(asserts) and P(rejects) of the best one, the runner-up, the head's logits, the",
+        "sentence's similarity to the claim, the correction and the closest key point) give",
+        f"{flags['flag_at']} or more, instead of P(asserts) alone at the threshold above.",
+        f"Fitted by `{flags['command']}` ({flags['date']}, {flags['seconds']} s)",
+        f"on {flags['fitted_on']}",
+        f"({flags['answers']} answers, {flags['rows']} pitfall readings, {flags['said_rows']}",
+        "of them said). Each set below was read by trees fitted on the other sets, and the",
+        "threshold chosen on those left-out readings together, by the rule above; beside them,",
+        "P(asserts) alone at its threshold on the same readings:",
+        "",
+        "| set | reader | recall | false flags | rejecting answers flagged | precision |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in [k for k, v in flags.items() if isinstance(v, dict)]:
+        label = "all together" if name == "pooled" else name
+        for reader, title in (("stance_alone", "P(asserts) alone"), ("flag_model", "flag model")):
+            f = flags[name][reader]
+            lines.append(
+                f"| {label} | {title} | {f['recall']} | {f['false_flags']} | "
+                f"{f['rejecting_flagged']} | {f['precision']} |"
+            )
+    return lines
+
+
 def render_card(data: dict[str, Any]) -> str:
     lines = [
         "# The stance model",
@@ -188,6 +222,7 @@ def render_card(data: dict[str, Any]) -> str:
                         f"| {label} | {title} | {f['recall']} | {f['false_flags']} | "
                         f"{f['rejecting_flagged']} | {f['precision']} |"
                     )
+    lines += _flags_section(data.get("flags"))
     for kind, title in (
         ("trained", "The committed model (trained on every pitfall)"),
         ("unseen", "Unseen pitfalls (trained without 20 % of the pitfalls, measured on them)"),

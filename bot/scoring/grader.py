@@ -21,7 +21,7 @@ from bot.scoring.composition import POINT_FLOOR, POINT_FULL, compose, no_answer
 from bot.scoring.encoder import Encoder
 from bot.scoring.grade_result import GradeResult
 from bot.scoring.options import GraderOptions
-from bot.scoring.pair_readings import read_relevance, read_stance, stance_readings
+from bot.scoring.pair_readings import flag_rows, read_relevance, read_stance, stance_readings
 from bot.scoring.pitfall_head import PitfallHead, load_head
 from bot.scoring.pitfalls import distinct_stems, unit_features
 from bot.scoring.relevance import BankProfile, Neighbour
@@ -234,7 +234,11 @@ class Grader:
         ]
         if self.stance is not None and self.head is not None:
             read_stance(
-                self.head, self.stance, [a for a in analyses if a is not None], self.options.clauses
+                self.head,
+                self.stance,
+                [a for a in analyses if a is not None],
+                self.options.clauses,
+                self.options.stance_flags,
             )
         for a in analyses:
             if a is not None and self.options.neighbour:
@@ -299,13 +303,7 @@ class Grader:
         its gated logit, the stance model's P(asserts)) of each candidate sentence at `floor`."""
         if self.stance is None or self.head is None:
             return [[] for _ in jobs]
-        prepared = self._prepare(jobs)
-        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
-        analyses = [
-            self._analyse(q, text, lang, units, v)
-            for (q, text, lang, units), v in zip(prepared, vectors, strict=True)
-            if units
-        ]
+        prepared, analyses = self._analyses(jobs)
         readings = iter(
             stance_readings(self.head, self.stance, analyses, floor, self.options.clauses)
         )
@@ -314,7 +312,7 @@ class Grader:
             if not units:
                 result.append([])
                 continue
-            _, found, asserts, _ = next(readings)
+            _, found, asserts, _, _ = next(readings)
             result.append(
                 [
                     (question.pitfalls[c.pitfall].id, c.logit, c.said, float(p))
@@ -322,6 +320,30 @@ class Grader:
                 ]
             )
         return result
+
+    def flag_rows(
+        self, jobs: Sequence[tuple[Question, str, str | None]]
+    ) -> list[list[tuple[str, np.ndarray, bool]]]:
+        """For fitting the stance flag model: per answer, per pitfall the stance model read,
+        (its id, the flag model's features, whether the head's own flag stands without it)."""
+        if self.stance is None or self.head is None:
+            return [[] for _ in jobs]
+        prepared, analyses = self._analyses(jobs)
+        rows = iter(flag_rows(self.head, self.stance, analyses, self.options.clauses))
+        return [next(rows) if units else [] for _, _, _, units in prepared]
+
+    def _analyses(
+        self, jobs: Sequence[tuple[Question, str, str | None]]
+    ) -> tuple[list[Prepared], list[Analysis]]:
+        """The jobs prepared, and the analyses of those with something to read."""
+        prepared = self._prepare(jobs)
+        vectors = self._unit_vectors([(text, units) for _, text, _, units in prepared])
+        analyses = [
+            self._analyse(q, text, lang, units, v)
+            for (q, text, lang, units), v in zip(prepared, vectors, strict=True)
+            if units
+        ]
+        return prepared, analyses
 
     def _unit_vectors(self, answers: list[tuple[str, list[str]]]) -> list[np.ndarray]:
         """Each answer's unit vectors, (units, d), by the configured method (unit_vectors.py)."""

@@ -31,6 +31,9 @@ class GraderOptions:
     # The stance model (bot/scoring/stance/), where one was trained on this embedding model:
     # it decides which misconceptions are stated instead of the head.
     stance: bool = True
+    # The flag model fitted beside it (bot/scoring/stance/flag_model.py), where one was fitted;
+    # off: the stance model's P(asserts) at its threshold says a misconception is said.
+    stance_flags: bool = True
     # Tell an answer to another bank question (Neighbour.answered) and cap it.
     neighbour: bool = True
     # The relevance model (bot/scoring/relevance_net/), where one was trained on this embedding

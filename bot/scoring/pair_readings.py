@@ -13,11 +13,14 @@ from bot.scoring.analysis import Analysis
 from bot.scoring.pitfall_head import PitfallHead, said_logits
 from bot.scoring.pitfalls import candidate_count
 from bot.scoring.relevance_net.judge import RelevanceReader, read_other, reads_nearest
+from bot.scoring.stance.flag_model import CandidateReading, features
 from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
+from bot.scoring.stance.model import ASSERTS, REJECTS
 from bot.scoring.text import split_units
 
-# Per answer: its sentences read, their candidates, P(asserts) of each, their claim similarities.
-StanceReading = tuple[list[str], list[Candidate], np.ndarray, np.ndarray]
+# Per answer: its sentences read, their candidates, P(asserts) of each, their claim
+# similarities, and what was read of each candidate (for the flag model).
+StanceReading = tuple[list[str], list[Candidate], np.ndarray, np.ndarray, list[CandidateReading]]
 
 
 def read_relevance(
@@ -47,13 +50,23 @@ def read_relevance(
 
 
 def read_stance(
-    head: PitfallHead, model: PairModel, analyses: list[Analysis], clauses: bool
+    head: PitfallHead, model: PairModel, analyses: list[Analysis], clauses: bool, flags: bool = True
 ) -> None:
-    """The stance model's verdicts on every answer (bot/scoring/stance/judge.py)."""
-    for a, (chosen, found, asserts, claim_sims) in zip(
+    """The stance model's verdicts on every answer (bot/scoring/stance/judge.py); `flags`: with
+    its flag model, where one was fitted."""
+    for a, (chosen, found, asserts, claim_sims, read) in zip(
         analyses, stance_readings(head, model, analyses, model.head_floor, clauses), strict=True
     ):
-        a.stance = verdicts(model, a.question, chosen, found, asserts, head.flag_at, claim_sims)
+        a.stance = verdicts(
+            model,
+            a.question,
+            chosen,
+            found,
+            asserts,
+            head.flag_at,
+            claim_sims,
+            read if flags else None,
+        )
         a.stance_read = tuple(chosen)
         a.stance_vetoed = frozenset(
             (chosen[c.sentence], a.question.pitfalls[c.pitfall].id)
@@ -69,7 +82,7 @@ def stance_readings(
     more, the stance model's P(asserts) for each (all answers in one call), and the
     sentences' claim similarities. `clauses`: the answers' units include clauses, which are
     not read (sentences only)."""
-    rows, sims = [], []
+    rows, sims, others = [], [], []
     for a in analyses:
         assert a.matrix is not None
         # Sentences only (not clauses, not the whole of a multi-sentence answer).
@@ -84,9 +97,46 @@ def stance_readings(
         chosen = [a.units[i] for i in index]
         rows.append((chosen, candidates(a.question, chosen, raw[index], said, floor)))
         sims.append(a.claim_sims[index])
-    return [
-        (chosen, found, asserts, claim_sims)
-        for (chosen, found), asserts, claim_sims in zip(
-            rows, read_all(model, rows), sims, strict=True
-        )
-    ]
+        points = a.point_sims[index]
+        best_point = points.max(axis=1) if points.shape[1] else np.zeros(len(index))
+        others.append((raw[index], said, a.fix_sims[index], best_point))
+    result: list[StanceReading] = []
+    for (chosen, found), probabilities, claim_sims, (raw, said, fix_sims, best_point) in zip(
+        rows, read_all(model, rows), sims, others, strict=True
+    ):
+        read = [
+            CandidateReading(
+                float(p[ASSERTS]),
+                float(p[REJECTS]),
+                float(raw[c.sentence, c.pitfall]),
+                float(said[c.sentence, c.pitfall]),
+                float(claim_sims[c.sentence, c.pitfall]),
+                float(fix_sims[c.sentence, c.pitfall]),
+                float(best_point[c.sentence]),
+            )
+            for c, p in zip(found, probabilities, strict=True)
+        ]
+        result.append((chosen, found, probabilities[:, ASSERTS], claim_sims, read))
+    return result
+
+
+def flag_rows(
+    head: PitfallHead, model: PairModel, analyses: list[Analysis], clauses: bool
+) -> list[list[tuple[str, np.ndarray, bool]]]:
+    """For fitting the flag model: per answer, per pitfall with candidates, (its id, the flag
+    model's features, whether the head's own flag stands there without it)."""
+    result = []
+    for a, (_, found, asserts, _, read) in zip(
+        analyses, stance_readings(head, model, analyses, model.head_floor, clauses), strict=True
+    ):
+        rows = []
+        for j, pitfall in enumerate(a.question.pitfalls):
+            mine = [(c, r, float(p)) for c, r, p in zip(found, read, asserts, strict=True)]
+            mine = [m for m in mine if m[0].pitfall == j]
+            if not mine:
+                continue
+            best, _, p = max(mine, key=lambda m: m[0].said)
+            head_says = best.said >= head.flag_at and p >= model.veto
+            rows.append((pitfall.id, features([r for _, r, _ in mine]), head_says))
+        result.append(rows)
+    return result

@@ -23,14 +23,13 @@ models both present (their readings are among its features). Elsewhere the formu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from bot.scoring.boosted_trees import FIELDS, as_arrays, leaf_sums, read_booster
 from bot.scoring.fitted_json import fitted_path, load_fitted, save_fitted
 
 # Each feature with the direction its weight may take (+1 raises the score, -1 lowers it, 0
@@ -88,25 +87,11 @@ class ScoreModel:
 
     @cached_property  # built once; a frozen dataclass still has a __dict__ to keep it in
     def _arrays(self) -> tuple[np.ndarray, ...]:
-        fields = (self.feature, self.threshold, self.left, self.right, self.value)
-        kinds = (np.int64, np.float64, np.int64, np.int64, np.float64)
-        return tuple(np.asarray(a, dtype=k) for a, k in zip(fields, kinds, strict=True))
+        return as_arrays((self.feature, self.threshold, self.left, self.right, self.value))
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """features: (..., len(FEATURES)) -> the trees' scores, clipped to 0-10."""
-        feature, threshold, left, right, value = self._arrays
-        rows = np.atleast_2d(features).astype(np.float64)
-        trees = np.arange(feature.shape[0])
-        node = np.zeros((rows.shape[0], feature.shape[0]), dtype=np.int64)
-        for _ in range(feature.shape[1]):  # a tree is never deeper than its node count
-            f = feature[trees, node]
-            inner = f >= 0
-            if not inner.any():
-                break
-            x = np.take_along_axis(rows, np.maximum(f, 0), axis=1)
-            goes_left = x <= threshold[trees, node]
-            node = np.where(inner, np.where(goes_left, left[trees, node], right[trees, node]), node)
-        raw = self.baseline + value[trees, node].sum(axis=1)
+        raw = self.baseline + leaf_sums(self._arrays, features)
         scores: np.ndarray = np.clip(raw, 0.0, 10.0).reshape(np.shape(features)[:-1])
         return scores
 
@@ -123,7 +108,7 @@ class ScoreModel:
     @classmethod
     def load(cls, path: Path) -> ScoreModel:
         data = load_fitted(path, FEATURES, "python -m bot train score")
-        for name in ("feature", "threshold", "left", "right", "value"):  # lists of lists in JSON
+        for name in FIELDS:  # lists of lists in JSON
             data[name] = tuple(tuple(row) for row in data[name])
         return cls(**data)
 
@@ -159,30 +144,5 @@ def fit(
         early_stopping=False,
         random_state=seed,
     ).fit(features, grades)
-    # scikit-learn keeps the fitted trees in `_predictors` (one per boosting round); a test
-    # checks that these arrays predict what it does (tests/unit/test_score_model.py).
-    nodes = [round_[0].nodes for round_ in booster._predictors]
-    width = max(len(n) for n in nodes)
-
-    def padded(name: str, leaf: Any, cast: Callable[[Any], Any]) -> tuple[tuple[Any, ...], ...]:
-        """One field of every tree's nodes, `leaf` where a leaf has none, padded to `width`."""
-        out = []
-        for n in nodes:
-            column = [
-                leaf if n["is_leaf"][i] and name != "value" else n[name][i] for i in range(len(n))
-            ]
-            out.append(tuple(cast(v) for v in column) + (cast(leaf),) * (width - len(n)))
-        return tuple(out)
-
-    def decimal(v: Any) -> float:
-        return round(float(v), 6)
-
-    return ScoreModel(
-        model=model,
-        baseline=float(np.ravel(booster._baseline_prediction)[0]),
-        feature=padded("feature_idx", -1, int),
-        threshold=padded("num_threshold", 0.0, float),  # exact: a threshold can be a value
-        left=padded("left", 0, int),
-        right=padded("right", 0, int),
-        value=padded("value", 0.0, decimal),
-    )
+    baseline, tables = read_booster(booster)
+    return ScoreModel(model=model, baseline=baseline, **tables)

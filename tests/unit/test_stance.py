@@ -421,6 +421,7 @@ class ScriptedStance:
     flag_at = 0.6
     head_floor = -100.0  # reads every pitfall's best candidate sentence
     veto = 0.0
+    flags = None  # P(asserts) at flag_at decides (tests/unit/test_flag_model.py: with one)
 
     def __init__(self, script: dict[str, float]):
         self.script = script

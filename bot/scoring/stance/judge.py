@@ -7,7 +7,9 @@ marker word with the claim and the claim's polarity: an assertion in a candidate
 shortlists, by its raw logit before those gates, up to PER_PITFALL sentences per pitfall, and the
 pair model, reading the claim and the sentence together, decides: a pitfall is said when one of
 them asserts it at `flag_at`. The head's own flags stay, and every flag carries the pair
-model's P(asserts).
+model's P(asserts). Where a flag model was fitted beside the stance model (flag_model.py), it
+decides instead of P(asserts) at `flag_at`, reading more of what the grader knows of the same
+candidates.
 
 A sentence, not a clause, is what the model reads: "many think X, but that is wrong" split at
 "but" leaves a clause "many think X" that, alone, is ambiguous.
@@ -23,7 +25,7 @@ import numpy as np
 
 from bot.content.schema import Question
 from bot.scoring.pitfalls import PitfallHit
-from bot.scoring.stance.model import ASSERTS
+from bot.scoring.stance.flag_model import CandidateReading, FlagModel, features
 from bot.scoring.text import detect_language
 
 PER_PITFALL = 2  # sentences read per pitfall: the head's best by raw logit
@@ -38,6 +40,9 @@ class PairModel(Protocol):
 
     @property
     def veto(self) -> float: ...  # P(asserts) below which the head's own flag is dropped
+
+    @property
+    def flags(self) -> FlagModel | None: ...  # decides instead of flag_at, where fitted
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
 
@@ -87,9 +92,10 @@ def candidates(
 def read_all(
     model: PairModel, answers: Sequence[tuple[Sequence[str], list[Candidate]]]
 ) -> list[np.ndarray]:
-    """P(asserts) of every candidate of every answer, in one model call."""
+    """The probabilities (candidates, labels) of every candidate of every answer, in one model
+    call."""
     flat = [(c.claim, sentences[c.sentence]) for sentences, found in answers for c in found]
-    probabilities = model.probabilities(flat)[:, ASSERTS] if flat else np.zeros(0)
+    probabilities = model.probabilities(flat) if flat else np.zeros((0, 3))
     result, start = [], 0
     for _, found in answers:
         result.append(probabilities[start : start + len(found)])
@@ -105,18 +111,25 @@ def verdicts(
     asserts: np.ndarray,
     head_flag_at: float,
     claim_sims: np.ndarray,
+    read: Sequence[CandidateReading] | None = None,
 ) -> list[PitfallHit]:
     """The pitfalls said: those whose candidate the pair model finds asserted at
     `model.flag_at` (quoting that sentence), and those the head says (with the pair model's
     probability for the head's sentence) unless the pair model reads that sentence below
-    `model.veto`."""
+    `model.veto`. With `read` (what the grader read of each candidate) and a flag model, the
+    flag model decides instead of `flag_at`."""
     said: list[PitfallHit] = []
     for j, pitfall in enumerate(question.pitfalls):
         mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
         if not mine:
             continue
         best, p = max(mine, key=lambda item: item[1])
-        if p < model.flag_at:
+        if model.flags is not None and read is not None:
+            rows = [r for c, r in zip(found, read, strict=True) if c.pitfall == j]
+            hit = model.flags.probabilities(features(rows))[0] >= model.flags.flag_at
+        else:
+            hit = p >= model.flag_at
+        if not hit:
             best, p = max(mine, key=lambda item: item[0].said)
             if best.said < head_flag_at or p < model.veto:
                 continue

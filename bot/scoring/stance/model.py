@@ -17,11 +17,13 @@ from bot.scoring.pairnet.network import (
     PairNetConfig,
     PairNetError,
 )
+from bot.scoring.stance.flag_model import FlagModel, load_flag_model
 
-__all__ = ["ADAPTER_FILE", "ASSERTS", "HEAD_FILE", "StanceConfig", "StanceModel"]
+__all__ = ["ADAPTER_FILE", "ASSERTS", "HEAD_FILE", "REJECTS", "StanceConfig", "StanceModel"]
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 ASSERTS = LABELS.index("asserts")
+REJECTS = LABELS.index("rejects")
 TRAIN_COMMAND = "python -m bot train stance"
 StanceModelError = PairNetError
 
@@ -48,6 +50,21 @@ class StanceModel(PairNet):
     weights_dir = WEIGHTS_DIR
     train_command = TRAIN_COMMAND
     config: StanceConfig
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        model_cache_dir: Path | None = None,
+        device: str = "cpu",
+        precision: str = "fp32",
+    ):
+        super().__init__(directory, model_cache_dir, device, precision)
+        # Fitted on the readings of this adapter: it goes with it (and is refitted after it).
+        self._flags = load_flag_model(directory or WEIGHTS_DIR, self.config.sha256[ADAPTER_FILE])
+
+    @property
+    def flags(self) -> FlagModel | None:
+        return self._flags
 
     @property
     def flag_at(self) -> float:
