@@ -125,7 +125,8 @@ def run_stance_flags(
     at = choose(pooled_samples, pooled_rows, pooled_chances)
     # The stance model's P(asserts) at its own threshold, on the same readings: the first feature
     # is its log-odds.
-    stance_at = log_odds(StanceConfig.load(directory).flag_at)
+    config = StanceConfig.load(directory)
+    stance_at = log_odds(config.flag_at)
     alone = {n: split(rows[n], (arrays[n][0][:, 0] >= stance_at).astype(float)) for n in sets}
     figures: dict[str, Any] = {
         "fitted_on": " and ".join(f"content/{n}" for n in sets),
@@ -153,7 +154,7 @@ def run_stance_flags(
         "rows": len(y),
         "said_rows": int(y.sum()),
     }
-    adapter = StanceConfig.load(directory).sha256[ADAPTER_FILE]
+    adapter = config.sha256[ADAPTER_FILE]
     chosen = {"flag_at": at, "adapter": adapter, "fitted_on": figures["fitted_on"]}
     replace(final, **chosen, figures=figures["pooled"] | stamp).save(directory / FLAGS_FILE)
     remember(CARD, "flags", figures | stamp)

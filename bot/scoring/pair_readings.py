@@ -14,7 +14,14 @@ from bot.scoring.pitfall_head import PitfallHead, said_logits
 from bot.scoring.pitfalls import candidate_count
 from bot.scoring.relevance_net.judge import RelevanceReader, read_other, reads_nearest
 from bot.scoring.stance.flag_model import CandidateReading, features
-from bot.scoring.stance.judge import Candidate, PairModel, candidates, read_all, verdicts
+from bot.scoring.stance.judge import (
+    Candidate,
+    PairModel,
+    candidates,
+    head_flag,
+    read_all,
+    verdicts,
+)
 from bot.scoring.stance.model import ASSERTS, REJECTS
 from bot.scoring.text import split_units
 
@@ -131,12 +138,11 @@ def flag_rows(
     ):
         rows = []
         for j, pitfall in enumerate(a.question.pitfalls):
-            mine = [(c, r, float(p)) for c, r, p in zip(found, read, asserts, strict=True)]
-            mine = [m for m in mine if m[0].pitfall == j]
+            mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
             if not mine:
                 continue
-            best, _, p = max(mine, key=lambda m: m[0].said)
-            head_says = best.said >= head.flag_at and p >= model.veto
-            rows.append((pitfall.id, features([r for _, r, _ in mine]), head_says))
+            own = head_flag(mine, head.flag_at, model.veto)
+            readings = [r for c, r in zip(found, read, strict=True) if c.pitfall == j]
+            rows.append((pitfall.id, features(readings), own is not None))
         result.append(rows)
     return result

@@ -103,6 +103,16 @@ def read_all(
     return result
 
 
+def head_flag(
+    mine: Sequence[tuple[Candidate, float]], head_flag_at: float, veto: float
+) -> tuple[Candidate, float] | None:
+    """The head's own flag among one pitfall's (candidate, P(asserts)): its best sentence by
+    gated logit, where that reaches `head_flag_at` and the pair model does not read it below
+    `veto`; else None."""
+    best, p = max(mine, key=lambda item: item[0].said)
+    return (best, p) if best.said >= head_flag_at and p >= veto else None
+
+
 def verdicts(
     model: PairModel,
     question: Question,
@@ -130,9 +140,10 @@ def verdicts(
         else:
             hit = p >= model.flag_at
         if not hit:
-            best, p = max(mine, key=lambda item: item[0].said)
-            if best.said < head_flag_at or p < model.veto:
+            own = head_flag(mine, head_flag_at, model.veto)
+            if own is None:
                 continue
+            best, p = own
         said.append(
             PitfallHit(
                 pitfall.id,
