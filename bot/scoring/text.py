@@ -89,14 +89,16 @@ def is_dont_know(text: str) -> bool:
 # often comes before a correct guess).
 _ADMITS = re.compile(
     r"\b(?:i\s*(?:do\s*not|don'?t|dont)\s*(?:really\s+)?know|no\s+idea|idk|no\s+clue|"
-    r"(?:don'?t|do\s+not|can'?t|cannot)\s+remember|can'?t\s+(?:say|compare|tell)|"
+    r"(?:don'?t|do\s+not|can'?t|cannot)\s+(?:really\s+)?remember|can'?t\s+(?:say|compare|tell)|"
     r"couldn'?t\s+(?:really\s+)?(?:tell|say|explain)|"
-    r"never\s+(?:(?:really\s+|actually\s+)?used|wrote|worked|tried|needed|looked|heard|touched|implemented|"
-    r"had\s+to|profiled|done)|haven'?t\s+(?:really\s+|actually\s+)?(?:used|done|tried|worked)|"
+    r"never\s+(?:really\s+|actually\s+)?(?:used|wrote|written|worked|tried|needed|looked|heard|"
+    r"touched|implemented|had\s+to|profiled|done)|"
+    r"haven'?t\s+(?:really\s+|actually\s+)?(?:used|done|tried|worked)|"
     r"not\s+something\s+i(?:'?ve|\s+have)\s+(?:really\s+)?(?:done|used|tried|worked)|"
     r"не\s*(?:(?:очень|особо)\s+)?знаю|незнаю|без\s+понятия|понятия\s+не\s+имею|хз|"
     r"не\s+(?:помню|вспомню|скажу)|"
-    r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал|трогал|слышал|в\s+теме|приходилось)|"
+    r"не\s+(?:работал|пользовался|сталкивался|писал|пробовал|трогал|слышал|занимался|в\s+теме|"
+    r"приходилось)|"
     r"только\s+слышал)",
     re.IGNORECASE,
 )

@@ -121,6 +121,10 @@ def test_mentions_matches_identifiers_not_substrings() -> None:
         ("I've only used PyTorch, so I can't compare much", True),
         ("heard of log-sum-exp but couldn't explain it right now, sorry", True),
         ("vmap вроде векторизует, а как считать градиенты по примерам — не приходилось", True),
+        # "really" between the words, and «не занимался» (blind24, after its read).
+        ("I use clip_grad_norm_ sometimes but don't really remember what max_norm means", True),
+        ("DistributedSampler? never really looked into it, the template sets it up", True),
+        ("про channels_last что-то слышал, но сам этим не занимался", True),
         ("not sure, but zero_grad() clears the old gradients before backward", False),
         ("zero_grad() clears .grad because gradients accumulate across backward calls", False),
         # A long answer that mentions not knowing one detail is still an answer.
@@ -245,6 +249,12 @@ def test_opens_with_admission(text: str, opens: bool) -> None:
         ),
         (
             "Про torch.export слышал, но сам не работал и не помню, чем он отличается от TorchScript.",
+            True,
+        ),
+        # "never written" is an admission too.
+        (
+            "I've heard of FlexAttention but never written a score_mod for it. Not sure how it "
+            "gets compiled, sorry.",
             True,
         ),
         # Two admissions in a long answer: it holds a lot besides them.
