@@ -17,7 +17,7 @@ GRADE_COLUMNS = ("grade", "score_avg", "score")
 GROUP_COLUMNS = ("question_id", "id")
 
 
-# The numbered blind sets, content/blind2 … blind22: `eval --blind<n>` reads one (read once,
+# The numbered blind sets, content/blind2 … blind25: `eval --blind<n>` reads one (read once,
 # for a published figure), and the day each was read, where it has been (content/<set>/README.md).
 # One home, so that a new set, or a set read, is recorded in one place.
 NUMBERED_BLIND = range(2, 26)
