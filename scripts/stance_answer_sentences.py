@@ -21,7 +21,9 @@ a later run names the sets it adds and keeps every other set's rows as they are:
 and blind11 new: `.venv/bin/python scripts/stance_answer_sentences.py eval heldout blind2 blind3
 blind4 blind5 blind6 blind7 blind9 blind11`. The twelfth attempt (2026-12-06, at 4e243a0's
 model and head) added the spent blind12: `.venv/bin/python scripts/stance_answer_sentences.py
-blind12`.
+blind12`. The twenty-third (2026-12-07, at 7c82409's model and head) added the spent blind22,
+blind23 and blind24: `.venv/bin/python scripts/stance_answer_sentences.py blind22 blind23
+blind24`.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ CORRECTIONS_DIR = "corrections"
 ANSWERS_FILE = "answers.jsonl"
 # The labelled answer sets whose sentences may train the stance model: the tuning sets, and the
 # blind sets once read for their published figure, but for those the thresholds are chosen on
-# (bot/evaluation/stance_thresholds.py: content/blind, blind8, blind10, blind13, blind14 to
-# blind19). Never a blind set not read yet.
+# (bot/evaluation/stance_thresholds.py: content/blind, blind8, blind10, blind13 to blind21).
+# Never a blind set not read yet.
 ANSWER_SOURCES = (
     "eval",
     "heldout",
@@ -44,6 +44,9 @@ ANSWER_SOURCES = (
     "blind9",
     "blind11",
     "blind12",
+    "blind22",
+    "blind23",
+    "blind24",
 )
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.
