@@ -25,7 +25,7 @@ from bot.scoring.grader import Grader
 from bot.scoring.score_model import ScoreModel, fit, weights_path
 from bot.scoring.service import ScoringService, grader_options
 
-FIT_SETS = ("heldout", "blind", *(f"blind{n}" for n in range(2, 26)))
+FIT_SETS = ("heldout", "blind", *(f"blind{n}" for n in range(2, 27)))
 
 
 @dataclass(frozen=True)
