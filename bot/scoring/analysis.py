@@ -3,7 +3,7 @@ the model pass and its grade."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,8 @@ class Analysis:
     fix_sims: np.ndarray  # (units, pitfalls)
     matrix: np.ndarray | None = None  # the pitfall head's features, where it has a head
     stance: list[PitfallHit] | None = None  # the pitfalls said, with the stance model
+    # those the flag model declined although P(asserts) alone said them (hints)
+    stance_doubted: list[PitfallHit] = field(default_factory=list)
     stance_read: tuple[str, ...] = ()  # the sentences the stance model judged (not clauses)
     # (sentence, pitfall id) it read below its veto: very unlikely to assert that pitfall
     stance_vetoed: frozenset[tuple[str, str]] = frozenset()

@@ -4,7 +4,7 @@ an answer to another question). See docs/grading.md for how each number was chos
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -55,6 +55,7 @@ def with_stance(
     stance_said: list[PitfallHit],
     read: Collection[str],
     vetoed: Collection[tuple[str, str]] = (),
+    doubted: Sequence[PitfallHit] = (),
 ) -> tuple[list[PitfallHit], list[PitfallHit]]:
     """The stance model's verdicts over the head's: its flags (with their probability), then
     the head's flags on a clause it did not read (`read`: the sentences it judged); a hint
@@ -64,7 +65,8 @@ def with_stance(
     id), since the clause says no more than its sentence (on the four threshold sets it dropped
     7 clause flags, 6 of them wrong: docs/grading.md). A hint falls the same way: "model.eval()
     does not turn off gradients", read as not asserting "eval disables gradients", is no
-    misconception worth checking."""
+    misconception worth checking. `doubted`: the stance model's own hints (judge.doubted),
+    first, by the same rules; a head hint for the same pitfall then gives way."""
     stance_ids = {s.id for s in stance_said}
 
     def in_vetoed(h: PitfallHit) -> bool:
@@ -78,9 +80,13 @@ def with_stance(
     accused = {h.evidence for h in said}
     flagged = {h.id for h in said}
     checks = [
+        h for h in doubted if h.id not in flagged and h.evidence not in accused and not in_vetoed(h)
+    ]
+    hinted = {h.id for h in checks}
+    checks += [
         h
         for h in head_checks
-        if h.id not in flagged and h.evidence not in accused and not in_vetoed(h)
+        if h.id not in flagged | hinted and h.evidence not in accused and not in_vetoed(h)
     ]
     return said, checks
 
@@ -128,7 +134,12 @@ def compose(
         pitfalls, checks = by_head(head, question, units, analysis.matrix)
         if analysis.stance is not None:
             pitfalls, checks = with_stance(
-                pitfalls, checks, analysis.stance, analysis.stance_read, analysis.stance_vetoed
+                pitfalls,
+                checks,
+                analysis.stance,
+                analysis.stance_read,
+                analysis.stance_vetoed,
+                analysis.stance_doubted,
             )
     else:
         pitfalls, checks = by_rule(question, units, claim_sims, fix_sims, opts.polarity), []

@@ -18,6 +18,7 @@ from bot.scoring.stance.judge import (
     Candidate,
     PairModel,
     candidates,
+    doubted,
     head_flag,
     read_all,
     verdicts,
@@ -74,6 +75,10 @@ def read_stance(
             claim_sims,
             read if flags else None,
         )
+        if flags:
+            a.stance_doubted = doubted(
+                model, a.question, chosen, found, asserts, claim_sims, a.stance
+            )
         a.stance_read = tuple(chosen)
         a.stance_vetoed = frozenset(
             (chosen[c.sentence], a.question.pitfalls[c.pitfall].id)

@@ -27,7 +27,7 @@ from bot.scoring.stance.flag_model import (
     load_flag_model,
     log_odds,
 )
-from bot.scoring.stance.judge import candidates, verdicts
+from bot.scoring.stance.judge import candidates, doubted, verdicts
 
 
 def synthetic(n: int = 800) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +144,27 @@ def test_the_flag_model_decides_instead_of_p_asserts_at_flag_at(bank: QuestionBa
     assert [(h.id, h.evidence, h.probability) for h in hits] == [
         (question.pitfalls[0].id, "alpha sentence", 0.3)
     ]
+
+
+def test_a_sure_reading_the_flag_model_declines_becomes_a_hint(bank: QuestionBank) -> None:
+    question = bank.questions["train-vs-eval"]
+    sentences = ["alpha sentence", "beta sentence"]
+    raw = np.array([[0.5, 0.4], [0.3, -50.0]])
+    found = candidates(question, sentences, raw, np.full((2, 2), -np.inf), floor=0.0)
+    sims = np.zeros((2, 2))
+    # P(asserts): the first pitfall's best candidate 0.9 (at flag_at 0.6 or more), the second's
+    # 0.4 (below): only the first is a hint when the flag model declines both.
+    p = np.array([0.9 if (c.sentence, c.pitfall) == (1, 0) else 0.4 for c in found])
+    model = ScriptedStance(never())
+    hints = doubted(model, question, sentences, found, p, sims, said=[])
+    assert [(h.id, h.evidence, h.probability) for h in hints] == [
+        (question.pitfalls[0].id, "beta sentence", 0.9)
+    ]
+    # Already said: no hint for it. Without a flag model P(asserts) decides: never a hint.
+    said = verdicts(ScriptedStance(None), question, sentences, found, p, 1.2, sims)
+    assert [h.id for h in said] == [question.pitfalls[0].id]
+    assert doubted(model, question, sentences, found, p, sims, said) == []
+    assert doubted(ScriptedStance(None), question, sentences, found, p, sims, said=[]) == []
 
 
 class Answer:

@@ -748,3 +748,22 @@ def test_the_model_card_gives_the_threshold_sets_pooled_beside_each_set() -> Non
     assert not any(line.startswith("| the threshold sets together | head alone") for line in card)
     assert "| blind | with stance | 0.6 | 0.03 | 0.02 | 0.9 |" in card
     assert "| blind | head alone | 0.3 | 0.03 | 0.02 | 0.9 |" in card
+
+
+def test_the_stance_models_own_hint_comes_first_and_a_head_hint_on_its_pitfall_gives_way() -> None:
+    from bot.scoring.composition import with_stance
+    from bot.scoring.pitfalls import PitfallHit
+
+    sure = PitfallHit("x", 0.4, "X holds for sure.", probability=0.95)
+    head_x = PitfallHit("x", 0.6, "X, maybe.")
+    head_y = PitfallHit("y", 0.6, "Y, maybe.")
+    read = [sure.evidence, head_x.evidence, head_y.evidence]
+    _, checks = with_stance([], [head_x, head_y], [], read=read, doubted=[sure])
+    assert checks == [sure, head_y]
+    # Not where the pitfall is said, nor on a sentence accused of another one.
+    said_x = PitfallHit("x", 0.8, "X indeed.", probability=0.97)
+    said, checks = with_stance([], [], [said_x], read=read, doubted=[sure])
+    assert (said, checks) == ([said_x], [])
+    accused = PitfallHit("z", 0.8, sure.evidence, probability=0.97)
+    _, checks = with_stance([], [], [accused], read=read, doubted=[sure])
+    assert checks == []

@@ -153,3 +153,39 @@ def verdicts(
             )
         )
     return said
+
+
+def doubted(
+    model: PairModel,
+    question: Question,
+    sentences: Sequence[str],
+    found: list[Candidate],
+    asserts: np.ndarray,
+    claim_sims: np.ndarray,
+    said: Sequence[PitfallHit],
+) -> list[PitfallHit]:
+    """Where a flag model decides: the pitfalls it declined although the pair model alone
+    would have said them (a candidate at `model.flag_at` or more). Too sure a reading to stay
+    silent about, too doubtful to be a verdict: shown as "worth checking", with that sentence,
+    which is then never quoted as covering a key point (an answer saying `pin_memory=True` puts
+    batches on the GPU had that sentence quoted under the pin_memory key point: docs/grading.md,
+    twenty-fourth attempt)."""
+    if model.flags is None:
+        return []
+    ids = {h.id for h in said}
+    hints: list[PitfallHit] = []
+    for j, pitfall in enumerate(question.pitfalls):
+        mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
+        if pitfall.id in ids or not mine:
+            continue
+        best, p = max(mine, key=lambda item: item[1])
+        if p >= model.flag_at:
+            hints.append(
+                PitfallHit(
+                    pitfall.id,
+                    round(float(claim_sims[best.sentence, j]), 3),
+                    sentences[best.sentence],
+                    probability=round(p, 3),
+                )
+            )
+    return hints
