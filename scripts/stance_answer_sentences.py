@@ -23,7 +23,8 @@ blind4 blind5 blind6 blind7 blind9 blind11`. The twelfth attempt (2026-12-06, at
 model and head) added the spent blind12: `.venv/bin/python scripts/stance_answer_sentences.py
 blind12`. The twenty-third (2026-12-07, at 7c82409's model and head) added the spent blind22,
 blind23 and blind24: `.venv/bin/python scripts/stance_answer_sentences.py blind22 blind23
-blind24`.
+blind24`. The twenty-fifth (2026-12-07, at 88302b2's model and head) added the spent blind25 and
+blind26: `.venv/bin/python scripts/stance_answer_sentences.py blind25 blind26`.
 """
 
 from __future__ import annotations

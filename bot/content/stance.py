@@ -47,6 +47,8 @@ ANSWER_SOURCES = (
     "blind22",
     "blind23",
     "blind24",
+    "blind25",
+    "blind26",
 )
 LABELS = ("asserts", "rejects", "neither")
 # The fewest examples of each label, per pitfall and language, that `content check` accepts.

@@ -1,6 +1,6 @@
 """`python -m bot train stance-flags`: fit the flag model (bot/scoring/stance/flag_model.py) that
 says whether an answer asserts a pitfall, from what the grader reads of the pitfall's candidate
-sentences, on the spent labelled sets that choose the stance thresholds, blind25 and blind26.
+sentences, on the spent labelled sets that choose the stance thresholds.
 
 Its threshold is chosen on readings it was not fitted on: each set is read by a model fitted on
 the others, and the threshold is the one that, on those left-out readings together, gives the
@@ -35,11 +35,10 @@ from bot.scoring.service import ScoringService
 from bot.scoring.stance.flag_model import FLAGS_FILE, fit, log_odds
 from bot.scoring.stance.model import ADAPTER_FILE, WEIGHTS_DIR, StanceConfig
 
-# blind25 and blind26 were read once (the twenty-third and twenty-fourth attempts) and are spent;
-# their sentences never trained the stance model. blind22 to blind24, fitted here before, now
-# train it (content/stance/answers.jsonl): its readings of them are in sample and would teach the
-# flag model too much trust.
-FLAG_SETS = (*THRESHOLD_SETS, "blind25", "blind26")
+# Only sets whose sentences never trained the stance model: its readings of those are in sample
+# and would teach the flag model too much trust. blind22 to blind26, fitted here before, now
+# train it (content/stance/answers.jsonl).
+FLAG_SETS = THRESHOLD_SETS
 CHUNK = 64
 Row = tuple[str, np.ndarray, bool]  # pitfall id, features, the head's own flag stands
 
