@@ -144,14 +144,7 @@ def verdicts(
             if own is None:
                 continue
             best, p = own
-        said.append(
-            PitfallHit(
-                pitfall.id,
-                round(float(claim_sims[best.sentence, j]), 3),
-                sentences[best.sentence],
-                probability=round(p, 3),
-            )
-        )
+        said.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
     return said
 
 
@@ -180,12 +173,22 @@ def doubted(
             continue
         best, p = max(mine, key=lambda item: item[1])
         if p >= model.flag_at:
-            hints.append(
-                PitfallHit(
-                    pitfall.id,
-                    round(float(claim_sims[best.sentence, j]), 3),
-                    sentences[best.sentence],
-                    probability=round(p, 3),
-                )
-            )
+            hints.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
     return hints
+
+
+def _hit(
+    pitfall: str,
+    best: Candidate,
+    j: int,
+    p: float,
+    sentences: Sequence[str],
+    claim_sims: np.ndarray,
+) -> PitfallHit:
+    """Pitfall `pitfall` (the question's j-th) found in `best`'s sentence, at P(asserts) p."""
+    return PitfallHit(
+        pitfall,
+        round(float(claim_sims[best.sentence, j]), 3),
+        sentences[best.sentence],
+        probability=round(p, 3),
+    )
