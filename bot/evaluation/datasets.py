@@ -17,10 +17,10 @@ GRADE_COLUMNS = ("grade", "score_avg", "score")
 GROUP_COLUMNS = ("question_id", "id")
 
 
-# The numbered blind sets, content/blind2 … blind28: `eval --blind<n>` reads one (read once,
+# The numbered blind sets, content/blind2 … blind29: `eval --blind<n>` reads one (read once,
 # for a published figure), and the day each was read, where it has been (content/<set>/README.md).
 # One home, so that a new set, or a set read, is recorded in one place.
-NUMBERED_BLIND = range(2, 29)
+NUMBERED_BLIND = range(2, 30)
 READ_ON = {n: "2026-12-02" for n in (2, 3)} | {n: "2026-12-03" for n in (4, 5, 6, 7)}
 READ_ON |= {n: "2026-12-04" for n in (8, 9)} | {n: "2026-12-06" for n in range(10, 18)}
 READ_ON |= {n: "2026-12-07" for n in (18, 19, 20, 21, 22, 23, 24, 25, 26, 27)}
