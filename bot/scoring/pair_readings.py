@@ -18,7 +18,6 @@ from bot.scoring.stance.judge import (
     Candidate,
     PairModel,
     candidates,
-    doubted,
     head_flag,
     read_all,
     verdicts,
@@ -65,7 +64,7 @@ def read_stance(
     for a, (chosen, found, asserts, claim_sims, read) in zip(
         analyses, stance_readings(head, model, analyses, model.head_floor, clauses), strict=True
     ):
-        a.stance = verdicts(
+        judged = verdicts(
             model,
             a.question,
             chosen,
@@ -75,10 +74,7 @@ def read_stance(
             claim_sims,
             read if flags else None,
         )
-        if flags:
-            a.stance_doubted = doubted(
-                model, a.question, chosen, found, asserts, claim_sims, a.stance
-            )
+        a.stance, a.stance_doubted = judged.said, judged.doubted
         a.stance_read = tuple(chosen)
         a.stance_vetoed = frozenset(
             (chosen[c.sentence], a.question.pitfalls[c.pitfall].id)

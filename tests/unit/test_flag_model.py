@@ -27,7 +27,7 @@ from bot.scoring.stance.flag_model import (
     load_flag_model,
     log_odds,
 )
-from bot.scoring.stance.judge import candidates, doubted, verdicts
+from bot.scoring.stance.judge import candidates, verdicts
 
 
 def synthetic(n: int = 800) -> tuple[np.ndarray, np.ndarray]:
@@ -133,14 +133,14 @@ def test_the_flag_model_decides_instead_of_p_asserts_at_flag_at(bank: QuestionBa
     sims = np.zeros((1, 2))
     sure = np.array([0.9])
     # Without a flag model, P(asserts) 0.9 at flag_at 0.6 says it.
-    assert verdicts(ScriptedStance(None), question, sentences, found, sure, 1.2, sims)
+    assert verdicts(ScriptedStance(None), question, sentences, found, sure, 1.2, sims).said
     model = ScriptedStance(by_point_sim())
     # With one, a sentence close to a key point is not said, however sure the stance model ...
     close = [reading(0.9, point_sim=0.8)]
-    assert not verdicts(model, question, sentences, found, sure, 1.2, sims, close)
+    assert not verdicts(model, question, sentences, found, sure, 1.2, sims, close).said
     # ... and one far from every key point is, below flag_at, quoted with its P(asserts).
     far = [reading(0.3, point_sim=0.1)]
-    hits = verdicts(model, question, sentences, found, np.array([0.3]), 1.2, sims, far)
+    hits = verdicts(model, question, sentences, found, np.array([0.3]), 1.2, sims, far).said
     assert [(h.id, h.evidence, h.probability) for h in hits] == [
         (question.pitfalls[0].id, "alpha sentence", 0.3)
     ]
@@ -156,15 +156,22 @@ def test_a_sure_reading_the_flag_model_declines_becomes_a_hint(bank: QuestionBan
     # 0.4 (below): only the first is a hint when the flag model declines both.
     p = np.array([0.9 if (c.sentence, c.pitfall) == (1, 0) else 0.4 for c in found])
     model = ScriptedStance(never())
-    hints = doubted(model, question, sentences, found, p, sims, said=[])
-    assert [(h.id, h.evidence, h.probability) for h in hints] == [
+    read = [reading(float(q)) for q in p]
+    judged = verdicts(model, question, sentences, found, p, 1.2, sims, read)
+    assert judged.said == []
+    assert [(h.id, h.evidence, h.probability) for h in judged.doubted] == [
         (question.pitfalls[0].id, "beta sentence", 0.9)
     ]
-    # Already said: no hint for it. Without a flag model P(asserts) decides: never a hint.
-    said = verdicts(ScriptedStance(None), question, sentences, found, p, 1.2, sims)
-    assert [h.id for h in said] == [question.pitfalls[0].id]
-    assert doubted(model, question, sentences, found, p, sims, said) == []
-    assert doubted(ScriptedStance(None), question, sentences, found, p, sims, said=[]) == []
+    # Said by the head's own flag (its gated logit 0.5 at its flag_at 0.45): no hint for it.
+    gated = candidates(question, sentences, raw, raw, floor=0.0)
+    assert [(c.sentence, c.pitfall) for c in gated] == [(c.sentence, c.pitfall) for c in found]
+    said_by_head = verdicts(model, question, sentences, gated, p, 0.45, sims, read)
+    assert [h.id for h in said_by_head.said] == [question.pitfalls[0].id]
+    assert said_by_head.doubted == []
+    # Without a flag model P(asserts) decides: said, never a hint.
+    plain = verdicts(ScriptedStance(None), question, sentences, found, p, 1.2, sims)
+    assert [h.id for h in plain.said] == [question.pitfalls[0].id]
+    assert plain.doubted == []
 
 
 class Answer:

@@ -449,12 +449,12 @@ def test_the_pair_model_reads_the_heads_best_sentences_before_its_gates(
     model = ScriptedStance({})
     sims = np.zeros((3, 2))
     # The head's own flag (gated logit 0.9 at flag_at 0.8) stands, whatever the pair model says.
-    kept = verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims)
+    kept = verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims).said
     assert [(h.id, h.evidence) for h in kept] == [(question.pitfalls[0].id, "alpha sentence")]
     # Under a head flag_at of 1.2, said only when the pair model is sure of one candidate ...
-    assert not verdicts(model, question, sentences, found, np.array([0.5, 0.55]), 1.2, sims)
+    assert not verdicts(model, question, sentences, found, np.array([0.5, 0.55]), 1.2, sims).said
     # ... and a sentence the head's gates refuse can be the one (quoted, with its probability).
-    hits = verdicts(model, question, sentences, found, np.array([0.3, 0.75]), 1.2, sims)
+    hits = verdicts(model, question, sentences, found, np.array([0.3, 0.75]), 1.2, sims).said
     assert [(h.id, h.evidence, h.probability) for h in hits] == [
         (question.pitfalls[0].id, "beta sentence", 0.75)
     ]
@@ -470,9 +470,9 @@ def test_the_pair_model_vetoes_a_head_flag_it_reads_as_not_asserted(bank: Questi
     model.veto = 0.15
     sims = np.zeros((2, 2))
     # The head says pitfall 0 on "alpha"; the pair model reads it at 0.1: dropped ...
-    assert not verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims)
+    assert not verdicts(model, question, sentences, found, np.array([0.1, 0.2]), 0.8, sims).said
     # ... and at 0.3, above the veto though below flag_at, the head's flag stands.
-    kept = verdicts(model, question, sentences, found, np.array([0.3, 0.2]), 0.8, sims)
+    kept = verdicts(model, question, sentences, found, np.array([0.3, 0.2]), 0.8, sims).said
     assert [(h.id, h.evidence, h.probability) for h in kept] == [
         (question.pitfalls[0].id, "alpha sentence", 0.3)
     ]

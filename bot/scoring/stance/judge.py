@@ -113,6 +113,18 @@ def head_flag(
     return (best, p) if best.said >= head_flag_at and p >= veto else None
 
 
+@dataclass(frozen=True)
+class Verdicts:
+    said: list[PitfallHit]  # "you said this"
+    # Where a flag model decides: the pitfalls it declined although the pair model alone would
+    # have said them (a candidate at `flag_at` or more). Too sure a reading to stay silent
+    # about, too doubtful to be a verdict: shown as "worth checking", with that sentence,
+    # which is then never quoted as covering a key point (an answer saying `pin_memory=True`
+    # puts batches on the GPU had that sentence quoted under the pin_memory key point:
+    # docs/grading.md, twenty-fourth attempt).
+    doubted: list[PitfallHit]
+
+
 def verdicts(
     model: PairModel,
     question: Question,
@@ -122,59 +134,33 @@ def verdicts(
     head_flag_at: float,
     claim_sims: np.ndarray,
     read: Sequence[CandidateReading] | None = None,
-) -> list[PitfallHit]:
+) -> Verdicts:
     """The pitfalls said: those whose candidate the pair model finds asserted at
     `model.flag_at` (quoting that sentence), and those the head says (with the pair model's
     probability for the head's sentence) unless the pair model reads that sentence below
     `model.veto`. With `read` (what the grader read of each candidate) and a flag model, the
-    flag model decides instead of `flag_at`."""
+    flag model decides instead of `flag_at`, and what it declines at `flag_at` is doubted."""
     said: list[PitfallHit] = []
+    doubted: list[PitfallHit] = []
+    decides = model.flags is not None and read is not None
     for j, pitfall in enumerate(question.pitfalls):
         mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
         if not mine:
             continue
         best, p = max(mine, key=lambda item: item[1])
-        if model.flags is not None and read is not None:
+        if decides:
+            assert model.flags is not None and read is not None
             rows = [r for c, r in zip(found, read, strict=True) if c.pitfall == j]
             hit = model.flags.probabilities(features(rows))[0] >= model.flags.flag_at
         else:
             hit = p >= model.flag_at
-        if not hit:
-            own = head_flag(mine, head_flag_at, model.veto)
-            if own is None:
-                continue
-            best, p = own
-        said.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
-    return said
-
-
-def doubted(
-    model: PairModel,
-    question: Question,
-    sentences: Sequence[str],
-    found: list[Candidate],
-    asserts: np.ndarray,
-    claim_sims: np.ndarray,
-    said: Sequence[PitfallHit],
-) -> list[PitfallHit]:
-    """Where a flag model decides: the pitfalls it declined although the pair model alone
-    would have said them (a candidate at `model.flag_at` or more). Too sure a reading to stay
-    silent about, too doubtful to be a verdict: shown as "worth checking", with that sentence,
-    which is then never quoted as covering a key point (an answer saying `pin_memory=True` puts
-    batches on the GPU had that sentence quoted under the pin_memory key point: docs/grading.md,
-    twenty-fourth attempt)."""
-    if model.flags is None:
-        return []
-    ids = {h.id for h in said}
-    hints: list[PitfallHit] = []
-    for j, pitfall in enumerate(question.pitfalls):
-        mine = [(c, float(p)) for c, p in zip(found, asserts, strict=True) if c.pitfall == j]
-        if pitfall.id in ids or not mine:
-            continue
-        best, p = max(mine, key=lambda item: item[1])
-        if p >= model.flag_at:
-            hints.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
-    return hints
+        if hit:
+            said.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
+        elif (own := head_flag(mine, head_flag_at, model.veto)) is not None:
+            said.append(_hit(pitfall.id, own[0], j, own[1], sentences, claim_sims))
+        elif decides and p >= model.flag_at:
+            doubted.append(_hit(pitfall.id, best, j, p, sentences, claim_sims))
+    return Verdicts(said, doubted)
 
 
 def _hit(
