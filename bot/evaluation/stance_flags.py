@@ -1,6 +1,6 @@
 """`python -m bot train stance-flags`: fit the flag model (bot/scoring/stance/flag_model.py) that
 says whether an answer asserts a pitfall, from what the grader reads of the pitfall's candidate
-sentences, on the spent labelled sets that choose the stance thresholds and blind27.
+sentences, on the spent labelled sets that choose the stance thresholds, blind27 and blind28.
 
 Its threshold is chosen on readings it was not fitted on: each set is read by a model fitted on
 the others, and the threshold is the one that, on those left-out readings together, gives the
@@ -37,9 +37,9 @@ from bot.scoring.stance.model import ADAPTER_FILE, WEIGHTS_DIR, StanceConfig
 
 # Only sets whose sentences never trained the stance model: its readings of those are in sample
 # and would teach the flag model too much trust. blind22 to blind26, fitted here before, now
-# train it (content/stance/answers.jsonl). blind27, read once in the twenty-fifth attempt, is
-# spent and never trained it.
-FLAG_SETS = (*THRESHOLD_SETS, "blind27")
+# train it (content/stance/answers.jsonl). blind27 and blind28, read once in the twenty-fifth
+# and twenty-sixth attempts, are spent and never trained it.
+FLAG_SETS = (*THRESHOLD_SETS, "blind27", "blind28")
 CHUNK = 64
 Row = tuple[str, np.ndarray, bool]  # pitfall id, features, the head's own flag stands
 
