@@ -65,7 +65,7 @@ def with_stance(
     id), since the clause says no more than its sentence (on the four threshold sets it dropped
     7 clause flags, 6 of them wrong: docs/grading.md). A hint falls the same way: "model.eval()
     does not turn off gradients", read as not asserting "eval disables gradients", is no
-    misconception worth checking. `doubted`: the stance model's own hints (judge.doubted),
+    misconception worth checking. `doubted`: the stance model's own hints (Verdicts.doubted),
     first, by the same rules; a head hint for the same pitfall then gives way."""
     stance_ids = {s.id for s in stance_said}
 

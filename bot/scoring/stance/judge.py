@@ -148,8 +148,7 @@ def verdicts(
         if not mine:
             continue
         best, p = max(mine, key=lambda item: item[1])
-        if decides:
-            assert model.flags is not None and read is not None
+        if model.flags is not None and read is not None:
             rows = [r for c, r in zip(found, read, strict=True) if c.pitfall == j]
             hit = model.flags.probabilities(features(rows))[0] >= model.flags.flag_at
         else:
